@@ -1,0 +1,18 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.ts';
+import type { Tables } from '../store/schema.ts';
+
+/** What every use case is given: the database, the configuration, and the time source. */
+export interface AppContext {
+  readonly db: Kysely<Tables>;
+  readonly config: Config;
+  /** Epoch milliseconds now. Tests pass a controllable clock. */
+  readonly now: () => number;
+}
+
+/** Who is calling: resolved from the x-api-token header. Every query is scoped to orgId. */
+export interface Caller {
+  readonly tokenId: string;
+  readonly orgId: string;
+  readonly orgSlug: string;
+}

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../domain/errors.ts';
+import type { Queryable } from '../store/db.ts';
+import * as repos from '../store/repos.ts';
+import type { Caller } from './context.ts';
+import type { PageTokens } from './page-token.ts';
+import { type PageInfo, type PageQuery, paginate } from './paginate.ts';
+
+/** The `repo` object every v1 endpoint takes. */
+export interface RepoRef {
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+}
+
+export type Repository = repos.RepositoryRow;
+
+export function repoKey(ref: RepoRef): repos.RepoKey {
+  return {
+    hostKey: ref.host.toLowerCase(),
+    ownerKey: ref.owner.toLowerCase(),
+    nameKey: ref.name.toLowerCase(),
+  };
+}
+
+export function repoFullName(ref: RepoRef): string {
+  return `${ref.host}/${ref.owner}/${ref.name}`;
+}
+
+/** org_url_slug, when a request carries one, must be the caller's organization; otherwise 404. */
+export function checkOrgSlug(caller: Caller, orgSlug: string | undefined): void {
+  if (orgSlug !== undefined && orgSlug.toLowerCase() !== caller.orgSlug) {
+    throw new AppError('ORG_NOT_FOUND', `Organization "${orgSlug}" was not found for this API token`);
+  }
+}
+
+/**
+ * The caller's repository, matched case-insensitively. A repository of another organization
+ * answers exactly like one that does not exist.
+ */
+export async function findRepository(db: Queryable, caller: Caller, ref: RepoRef): Promise<Repository> {
+  const row = await repos.findRepo(db, caller.orgId, repoKey(ref));
+  if (row === undefined) {
+    throw new AppError(
+      'REPO_NOT_FOUND',
+      `Repository ${repoFullName(ref)} is not known to organization "${caller.orgSlug}". A repository is created by its first test-results upload, by createQueue, or by POST /v1/repositories/create.`,
+    );
+  }
+  return row;
+}
+
+/** Returns the caller's repository, creating it on first use (uploads and createQueue do this). */
+export async function ensureRepository(
+  db: Queryable,
+  caller: Caller,
+  ref: RepoRef,
+  now: number,
+): Promise<{ repository: Repository; created: boolean }> {
+  const created = await repos.insertRepoIfAbsent(db, newRow(caller, ref, now));
+  const repository = await repos.findRepo(db, caller.orgId, repoKey(ref));
+  if (repository === undefined) throw new Error(`repository ${repoFullName(ref)} vanished after insert`);
+  return { repository, created };
+}
+
+/** Creates a repository explicitly; 409 when the organization already has it. */
+export async function createRepository(
+  db: Queryable,
+  caller: Caller,
+  ref: RepoRef,
+  now: number,
+): Promise<Repository> {
+  const { repository, created } = await ensureRepository(db, caller, ref, now);
+  if (!created) {
+    throw new AppError(
+      'ALREADY_EXISTS',
+      `Repository ${repoFullName(repository)} already exists in organization "${caller.orgSlug}"`,
+    );
+  }
+  return repository;
+}
+
+function newRow(caller: Caller, ref: RepoRef, now: number): repos.RepositoryRow {
+  const key = repoKey(ref);
+  return {
+    id: randomUUID(),
+    org_id: caller.orgId,
+    host: ref.host,
+    owner: ref.owner,
+    name: ref.name,
+    host_key: key.hostKey,
+    owner_key: key.ownerKey,
+    name_key: key.nameKey,
+    created_at: now,
+  };
+}
+
+export function listRepositories(
+  db: Queryable,
+  caller: Caller,
+  tokens: PageTokens,
+  query: PageQuery,
+): Promise<{ rows: Repository[]; page: PageInfo }> {
+  const keyOf = (r: Repository): repos.RepoKey => ({
+    hostKey: r.host_key,
+    ownerKey: r.owner_key,
+    nameKey: r.name_key,
+  });
+  return paginate(tokens, ['repositories', caller.orgId], query, {
+    count: () => repos.countRepos(db, caller.orgId),
+    after: (key, limit) => repos.listRepos(db, caller.orgId, { after: key }, limit),
+    before: (key, limit) => repos.listRepos(db, caller.orgId, { before: key }, limit),
+    keyOf,
+  });
+}

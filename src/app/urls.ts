@@ -1,0 +1,14 @@
+/** The links this server puts in responses. One place, so the dashboard routes can match them. */
+export interface RepoPath {
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+}
+
+function repoSegment(repo: RepoPath): string {
+  return [repo.host, ...repo.owner.split('/'), repo.name].map(encodeURIComponent).join('/');
+}
+
+export function repositoryHtmlUrl(publicUrl: string, orgSlug: string, repo: RepoPath): string {
+  return `${publicUrl}/${encodeURIComponent(orgSlug)}/repos/${repoSegment(repo)}`;
+}

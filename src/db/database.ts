@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Tables } from '../store/schema.ts';
+
+/** Which database engine a Database runs on. Query code is the same for both. */
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly engine: Engine;
+  /** Where the data lives, safe to log (no password). */
+  readonly location: string;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Connections in the PostgreSQL pool. */
+  readonly poolSize?: number;
+}
+
+/**
+ * SQLite runs DDL inside transactions, but Kysely's adapter says it does not, which would make
+ * its Migrator apply migrations outside a transaction. This adapter tells the truth, so a failed
+ * migration leaves nothing half-applied on either engine.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class MainlineSqliteDialect extends SqliteDialect {
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+function openSqlite(dataDir: string): Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'mainline.db');
+  const handle = new BetterSqlite3(file);
+  // WAL lets readers run beside the writer. synchronous=NORMAL in WAL mode never loses a committed
+  // transaction when the process is killed; only an OS crash or power loss can drop the last commits.
+  handle.pragma('journal_mode = WAL');
+  handle.pragma('synchronous = NORMAL');
+  handle.pragma('foreign_keys = ON');
+  handle.pragma('busy_timeout = 5000');
+  const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect({ database: handle }) });
+  return {
+    db,
+    engine: 'sqlite',
+    location: file,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** BIGINT (oid 20) holds epoch milliseconds and counts; both fit a JS number exactly. */
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as never,
+};
+
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparseable url)';
+  }
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener that
+  // would crash the process. The next query gets a fresh connection.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    engine: 'postgres',
+    location: redactUrl(url),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** Opens PostgreSQL when a URL is given, else the embedded SQLite file under dataDir. */
+export function openDatabase(options: DatabaseOptions): Database {
+  if (options.databaseUrl !== undefined) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openSqlite(options.dataDir);
+}

@@ -1,0 +1,123 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppContext } from '../app/context.ts';
+import { PageTokens } from '../app/page-token.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { getOrCreateSecret } from '../store/secrets.ts';
+import { authHook } from './plugins/auth.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import { Metrics, registerMetrics } from './plugins/metrics.ts';
+import { RateLimiter } from './plugins/rate-limit.ts';
+import { registerHealth } from './routes/ops/health.ts';
+import { registerStatus } from './routes/ops/status.ts';
+import { registerCreateRepository } from './routes/repositories/create.ts';
+import { registerGetRepository } from './routes/repositories/get.ts';
+import { registerListRepositories } from './routes/repositories/list.ts';
+import type { Api, RouteDeps } from './types.ts';
+
+export interface BuildOptions {
+  readonly config: Config;
+  /** An open, migrated database. */
+  readonly database: Database;
+  /** Epoch-ms clock; defaults to Date.now. */
+  readonly now?: () => number;
+  /** Include process-level metrics (CPU, memory, event loop) in /metrics; on for real servers. */
+  readonly processMetrics?: boolean;
+}
+
+/** Route modules of the authenticated /v1 API; each registers one endpoint. */
+const V1_ROUTES: ReadonlyArray<(app: Api, deps: RouteDeps) => void> = [
+  registerCreateRepository,
+  registerGetRepository,
+  registerListRepositories,
+];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Honours a sane incoming x-request-id (so ids follow a request across proxies), else makes one. */
+function requestId(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+function loggerOptions(config: Config) {
+  if (config.logLevel === 'silent') return false;
+  return {
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers["x-api-token"]', 'req.headers.authorization', 'req.headers.cookie'],
+      censor: '[redacted]',
+    },
+  };
+}
+
+async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Mainline API',
+        version: '1',
+        description:
+          'Flaky-test detection, quarantine and merge queue; wire-compatible with Trunk’s public v1 API. Every /v1 endpoint except GET /v1/status needs the x-api-token header.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: { apiToken: { type: 'apiKey', in: 'header', name: 'x-api-token' } } },
+      security: [{ apiToken: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+/** Builds the whole HTTP application. main.ts and the tests both call this. */
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config, database } = options;
+  const now = options.now ?? Date.now;
+  const ctx: AppContext = { db: database.db, config, now };
+  const secret = await getOrCreateSecret(
+    database.db,
+    'page_tokens',
+    randomBytes(32).toString('base64url'),
+    now(),
+  );
+  let accepting = true;
+  const deps: RouteDeps = { ctx, database, pageTokens: new PageTokens(secret), isAccepting: () => accepting };
+
+  const app = Fastify({
+    logger: loggerOptions(config),
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: requestId,
+    requestIdHeader: false,
+  }).withTypeProvider();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('preClose', async () => {
+    accepting = false;
+  });
+  registerErrorHandling(app, config.bodyLimitBytes);
+  registerMetrics(app, new Metrics({ processMetrics: options.processMetrics ?? false }), config.metricsToken);
+  await registerOpenApi(app, config);
+
+  const api = app as unknown as Api;
+  registerStatus(api, deps);
+  registerHealth(api, deps);
+  const limiter = new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
+  await app.register(
+    async (v1) => {
+      v1.addHook('onRequest', authHook(ctx, limiter));
+      for (const register of V1_ROUTES) register(v1 as unknown as Api, deps);
+    },
+    { prefix: '/v1' },
+  );
+  await app.ready();
+  return app;
+}

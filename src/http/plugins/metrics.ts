@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { AppError } from '../../domain/errors.ts';
+
+/** Prometheus metrics of one server: a registry of its own, so several apps in one process never mix. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'method' | 'route' | 'status_code'>;
+  readonly duration: Histogram<'method' | 'route'>;
+
+  constructor(options: { processMetrics: boolean }) {
+    this.requests = new Counter({
+      name: 'mainline_http_requests_total',
+      help: 'HTTP requests answered, by route template and status code',
+      labelNames: ['method', 'route', 'status_code'],
+      registers: [this.registry],
+    });
+    this.duration = new Histogram({
+      name: 'mainline_http_request_duration_seconds',
+      help: 'Time from receiving a request to sending the response, by route template',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'mainline_' });
+  }
+}
+
+/**
+ * Records every response (route templates only, so unknown paths cannot blow up label cardinality)
+ * and serves GET /metrics, optionally behind a bearer token.
+ */
+export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: string | undefined): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route };
+    metrics.requests.inc({ ...labels, status_code: String(reply.statusCode) });
+    metrics.duration.observe(labels, reply.elapsedTime / 1000);
+  });
+  app.get(
+    '/metrics',
+    { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format 0.0.4)' } },
+    async (request, reply) => {
+      if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
+        throw new AppError(
+          'AUTHENTICATION_REQUIRED',
+          'GET /metrics needs Authorization: Bearer <MAINLINE_METRICS_TOKEN>',
+        );
+      }
+      reply.type(metrics.registry.contentType);
+      return metrics.registry.metrics();
+    },
+  );
+}

@@ -1,0 +1,29 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { AppContext } from '../app/context.ts';
+import type { PageTokens } from '../app/page-token.ts';
+import type { Database } from '../db/database.ts';
+
+/** The Fastify instance routes are registered on, typed by the TypeBox provider. */
+export type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** What route modules are given. */
+export interface RouteDeps {
+  readonly ctx: AppContext;
+  readonly database: Database;
+  readonly pageTokens: PageTokens;
+  /** False while the server is shutting down: readiness answers 503. */
+  readonly isAccepting: () => boolean;
+}

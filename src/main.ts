@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+import { ensureBootstrapToken } from './app/tokens.ts';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { buildApp } from './http/app.ts';
+import { migrateToLatest } from './store/migrate.ts';
+
+export interface Server {
+  readonly app: FastifyInstance;
+  readonly database: Database;
+  /** The address it listens on, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  /** Stops taking requests, lets in-flight ones finish (up to the shutdown timeout), closes the database. */
+  close(): Promise<void>;
+}
+
+/** Composition root: config → database (migrated) → bootstrap token → HTTP app, listening. */
+export async function startServer(config: Config): Promise<Server> {
+  const database = openDatabase(config);
+  try {
+    const report = await migrateToLatest(database);
+    const app = await buildApp({ config, database, processMetrics: true });
+    app.log.info(
+      { database: database.engine, location: database.location, applied: report.applied },
+      'database ready',
+    );
+    if (config.bootstrap !== undefined) {
+      const outcome = await ensureBootstrapToken(database.db, {
+        orgSlug: config.bootstrap.org,
+        token: config.bootstrap.token,
+        now: Date.now(),
+      });
+      if (outcome.kind === 'present' && outcome.revoked) {
+        app.log.warn(
+          { org: config.bootstrap.org },
+          'MAINLINE_BOOTSTRAP_TOKEN exists but was revoked; left revoked',
+        );
+      } else {
+        app.log.info({ org: config.bootstrap.org, outcome: outcome.kind }, 'bootstrap token');
+      }
+    }
+    const url = await app.listen({ host: config.host, port: config.port });
+    return { app, database, url, close: () => shutdown(app, database, config.shutdownTimeoutSeconds) };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+async function shutdown(app: FastifyInstance, database: Database, timeoutSeconds: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      app.log.warn(`in-flight requests still running after ${timeoutSeconds} s; closing anyway`);
+      app.server.closeAllConnections();
+      resolve();
+    }, timeoutSeconds * 1000);
+  });
+  await Promise.race([app.close(), deadline]);
+  clearTimeout(timer);
+  await database.close();
+}

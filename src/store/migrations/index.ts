@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.ts';
+
+/**
+ * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
+ * never rename or edit one that has shipped, add a new one.
+ */
+export const migrations: Readonly<Record<string, Migration>> = {
+  '0001_foundation': m0001,
+};

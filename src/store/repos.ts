@@ -1,0 +1,73 @@
+import type { Selectable } from 'kysely';
+import type { Queryable } from './db.ts';
+import type { RepositoriesTable } from './schema.ts';
+
+export type RepositoryRow = Selectable<RepositoriesTable>;
+
+/** The case-folded identity of a repository within an organization. */
+export interface RepoKey {
+  readonly hostKey: string;
+  readonly ownerKey: string;
+  readonly nameKey: string;
+}
+
+export function findRepo(db: Queryable, orgId: string, key: RepoKey): Promise<RepositoryRow | undefined> {
+  return db
+    .selectFrom('repositories')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('host_key', '=', key.hostKey)
+    .where('owner_key', '=', key.ownerKey)
+    .where('name_key', '=', key.nameKey)
+    .executeTakeFirst();
+}
+
+/** Inserts the repository unless it exists; true when this call created it. */
+export async function insertRepoIfAbsent(db: Queryable, row: RepositoryRow): Promise<boolean> {
+  const result = await db
+    .insertInto('repositories')
+    .values(row)
+    .onConflict((oc) => oc.columns(['org_id', 'host_key', 'owner_key', 'name_key']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/**
+ * Up to `limit` of an organization's repositories strictly after (ascending) or before (descending)
+ * the given key, in (host, owner, name) order. Keyset, never OFFSET.
+ */
+export function listRepos(
+  db: Queryable,
+  orgId: string,
+  cursor: { after?: RepoKey | undefined } | { before?: RepoKey | undefined },
+  limit: number,
+): Promise<RepositoryRow[]> {
+  const descending = 'before' in cursor;
+  const key = 'before' in cursor ? cursor.before : 'after' in cursor ? cursor.after : undefined;
+  const order = descending ? 'desc' : 'asc';
+  let query = db.selectFrom('repositories').selectAll().where('org_id', '=', orgId);
+  if (key !== undefined) {
+    query = query.where((eb) =>
+      eb(
+        eb.refTuple('host_key', 'owner_key', 'name_key'),
+        descending ? '<' : '>',
+        eb.tuple(key.hostKey, key.ownerKey, key.nameKey),
+      ),
+    );
+  }
+  return query
+    .orderBy('host_key', order)
+    .orderBy('owner_key', order)
+    .orderBy('name_key', order)
+    .limit(limit)
+    .execute();
+}
+
+export async function countRepos(db: Queryable, orgId: string): Promise<number> {
+  const row = await db
+    .selectFrom('repositories')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

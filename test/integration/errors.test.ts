@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('the error envelope', () => {
+  let t: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await buildTestApp({ MAINLINE_BODY_LIMIT: '2048' });
+    token = await t.token('acme');
+  });
+  afterAll(() => t.close());
+
+  it('names every bad field with its JSON path and what was expected', async () => {
+    const res = await t.post(
+      '/v1/repositories/list',
+      { page_query: { page_size: 0, page_token: 7 }, org_url_slug: '' },
+      token,
+    );
+    expect(res.statusCode).toBe(400);
+    const { error } = res.json();
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.details).toEqual(
+      expect.arrayContaining([
+        {
+          path: '$.page_query.page_size',
+          expected: 'a number >= 1',
+          message: '$.page_query.page_size must be a number >= 1',
+        },
+        {
+          path: '$.page_query.page_token',
+          expected: 'a string',
+          message: '$.page_query.page_token must be a string',
+        },
+        expect.objectContaining({ path: '$.org_url_slug', expected: 'a string of at least 1 character' }),
+      ]),
+    );
+    expect(error.message).toContain('$.page_query.page_size must be a number >= 1');
+  });
+
+  it('names each missing required field', async () => {
+    const res = await t.post('/v1/repositories/get', { repo: { host: 'github.com' } }, token);
+    expect(res.statusCode).toBe(400);
+    const paths = res.json().error.details.map((d: { path: string }) => d.path);
+    expect(paths).toEqual(expect.arrayContaining(['$.repo.owner', '$.repo.name']));
+  });
+
+  it('does not coerce a numeric string into an integer', async () => {
+    const res = await t.post('/v1/repositories/list', { page_query: { page_size: '3' } }, token);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.details[0]).toMatchObject({
+      path: '$.page_query.page_size',
+      expected: 'an integer',
+    });
+  });
+
+  it('answers malformed JSON with 400 INVALID_JSON, never 500', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/repositories/get',
+      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      payload: '{"repo": {"host": ',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('INVALID_JSON');
+  });
+
+  it('answers an empty JSON body with 400', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/repositories/get',
+      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      payload: '',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('INVALID_JSON');
+  });
+
+  it('answers a JSON array or string body with 400 saying a JSON object is needed', async () => {
+    const res = await t.post('/v1/repositories/get', ['repo'], token);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'The request body must be a JSON object',
+    });
+  });
+
+  it('answers a body that is not JSON with 415', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/repositories/get',
+        headers: { 'content-type': type, 'x-api-token': token },
+        payload: 'repo=web',
+      });
+      expect(res.statusCode).toBe(415);
+      expect(res.json().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('answers a body over the limit with 413', async () => {
+    const res = await t.post('/v1/repositories/get', { repo: REPO, padding: 'x'.repeat(4000) }, token);
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringContaining('2048 bytes'),
+    });
+  });
+
+  it('answers an unknown route with 404 ROUTE_NOT_FOUND in the envelope', async () => {
+    const res = await t.post('/v1/no-such-endpoint', {}, token);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('ROUTE_NOT_FOUND');
+  });
+
+  it('puts a request id on every response, success or error', async () => {
+    const ok = await t.app.inject({ method: 'GET', url: '/healthz' });
+    const bad = await t.post('/v1/repositories/get', {}, 'nope');
+    const missing = await t.app.inject({ method: 'GET', url: '/nowhere' });
+    for (const res of [ok, bad, missing]) expect(res.headers['x-request-id']).toMatch(UUID);
+    expect(ok.headers['x-request-id']).not.toBe(bad.headers['x-request-id']);
+  });
+
+  it('keeps a well-formed incoming x-request-id and replaces a hostile one', async () => {
+    const kept = await t.app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'ci-run-42.7' },
+    });
+    expect(kept.headers['x-request-id']).toBe('ci-run-42.7');
+    const replaced = await t.app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'evil\u0007value with spaces' },
+    });
+    expect(replaced.headers['x-request-id']).toMatch(UUID);
+  });
+});
+
+describe('rate limiting per token', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await buildTestApp(
+      { MAINLINE_RATE_LIMIT: '1', MAINLINE_RATE_LIMIT_BURST: '3' },
+      { now: () => 1_000_000 },
+    );
+  });
+  afterAll(() => t.close());
+
+  it('answers 429 with Retry-After once a token’s burst is spent, and leaves other tokens alone', async () => {
+    const busy = await t.token('acme');
+    const other = await t.token('acme');
+    const codes: number[] = [];
+    for (let i = 0; i < 4; i++)
+      codes.push((await t.post('/v1/repositories/list', { page_query: { page_size: 1 } }, busy)).statusCode);
+    expect(codes).toEqual([200, 200, 200, 429]);
+    const limited = await t.post('/v1/repositories/list', { page_query: { page_size: 1 } }, busy);
+    expect(limited.json().error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await t.post('/v1/repositories/list', { page_query: { page_size: 1 } }, other)).statusCode).toBe(
+      200,
+    );
+  });
+});
+
+describe('internal errors', () => {
+  it('answer 500 INTERNAL_ERROR without internals when the database is gone', async () => {
+    const t = await buildTestApp();
+    const token = await t.token('acme');
+    await t.db.database.close();
+    const res = await t.post('/v1/repositories/get', { repo: REPO }, token);
+    expect(res.statusCode).toBe(500);
+    const { error } = res.json();
+    expect(error.code).toBe('INTERNAL_ERROR');
+    expect(error.message).toBe(
+      `Internal server error; quote request id ${res.headers['x-request-id']} when reporting it`,
+    );
+    await t.app.close();
+    await t.db.cleanup();
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+
+describe('loadConfig', () => {
+  it('defaults to SQLite under ./data on 127.0.0.1:8080', () => {
+    const c = loadConfig({}, '/srv/mainline');
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 8080,
+      dataDir: '/srv/mainline/data',
+      databaseUrl: undefined,
+      publicUrl: 'http://127.0.0.1:8080',
+      rateLimitPerSecond: 100,
+      rateLimitBurst: 200,
+      bodyLimitBytes: 20 * 1024 * 1024,
+      bootstrap: undefined,
+    });
+  });
+
+  it('reads every variable it documents', () => {
+    const c = loadConfig(
+      {
+        HOST: '0.0.0.0',
+        PORT: '9000',
+        MAINLINE_DATA_DIR: '/var/lib/mainline',
+        DATABASE_URL: 'postgres://u@db/mainline',
+        MAINLINE_PUBLIC_URL: 'https://mainline.example.com/',
+        MAINLINE_BOOTSTRAP_ORG: 'acme',
+        MAINLINE_BOOTSTRAP_TOKEN: 'a-long-enough-token',
+        MAINLINE_RATE_LIMIT: '0',
+        MAINLINE_BODY_LIMIT: '1048576',
+        LOG_LEVEL: 'warn',
+        MAINLINE_METRICS_TOKEN: 'scrape',
+        MAINLINE_SHUTDOWN_TIMEOUT: '3',
+      },
+      '/',
+    );
+    expect(c).toMatchObject({
+      host: '0.0.0.0',
+      port: 9000,
+      dataDir: '/var/lib/mainline',
+      databaseUrl: 'postgres://u@db/mainline',
+      publicUrl: 'https://mainline.example.com',
+      bootstrap: { org: 'acme', token: 'a-long-enough-token' },
+      rateLimitPerSecond: 0,
+      bodyLimitBytes: 1048576,
+      logLevel: 'warn',
+      metricsToken: 'scrape',
+      shutdownTimeoutSeconds: 3,
+    });
+  });
+
+  it.each([
+    [{ PORT: '70000' }, 'PORT must be a whole number from 0 to 65535, got "70000"'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must start with postgres://'],
+    [
+      { MAINLINE_BOOTSTRAP_ORG: 'acme' },
+      'MAINLINE_BOOTSTRAP_ORG and MAINLINE_BOOTSTRAP_TOKEN must be set together',
+    ],
+    [
+      { MAINLINE_BOOTSTRAP_ORG: 'Acme', MAINLINE_BOOTSTRAP_TOKEN: 'x'.repeat(20) },
+      'MAINLINE_BOOTSTRAP_ORG must be a slug',
+    ],
+    [{ MAINLINE_BOOTSTRAP_ORG: 'acme', MAINLINE_BOOTSTRAP_TOKEN: 'short' }, 'at least 16 characters'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
+    [{ MAINLINE_PUBLIC_URL: 'mainline.local' }, 'MAINLINE_PUBLIC_URL must be an http:// or https:// URL'],
+  ])('refuses %o with a message that says what to fix', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
