@@ -1,0 +1,13 @@
+export { createJunitParser } from './parser.ts';
+export type {
+  AttemptOutcome,
+  AttemptSource,
+  JunitAttempt,
+  JunitCounts,
+  JunitFileSummary,
+  JunitLimits,
+  JunitParser,
+  JunitParserOptions,
+  JunitProblem,
+} from './types.ts';
+export { DEFAULT_JUNIT_LIMITS } from './types.ts';

@@ -1,0 +1,192 @@
+// Streaming JUnit XML parser: text or byte chunks in, batches of attempt records out.
+//
+// Contract: attempts handed to `onAttempts` are provisional until `close()` returns `ok: true`.
+// If `ok` is false the file was rejected (malformed XML, DTD, limits, bad root, empty file):
+// the caller must discard every attempt it received from this parser. After the first error no
+// further batches are delivered and later writes are ignored.
+import { SaxesParser } from 'saxes';
+import type { OpenCase } from './case.ts';
+import { attemptsOf } from './case.ts';
+import { createByteDecoder } from './decode.ts';
+import { DocumentWalker } from './document.ts';
+import type { Position, ProblemList } from './problems.ts';
+import { createProblemList, JunitFileError } from './problems.ts';
+import { createRetryCounter } from './retry-counter.ts';
+import type {
+  JunitAttempt,
+  JunitCounts,
+  JunitFileSummary,
+  JunitLimits,
+  JunitParser,
+  JunitParserOptions,
+} from './types.ts';
+import { DEFAULT_JUNIT_LIMITS } from './types.ts';
+import { replaceControlChars } from './values.ts';
+
+const DEFAULT_BATCH_SIZE = 1_000;
+const SAXES_POSITION_PREFIX = /^(\d+):(\d+): /;
+
+export function createJunitParser(options: JunitParserOptions): JunitParser {
+  return new StreamingJunitParser(options);
+}
+
+class StreamingJunitParser implements JunitParser {
+  private readonly limits: JunitLimits;
+  private readonly batchSize: number;
+  private readonly problems: ProblemList;
+  private readonly counts: JunitCounts = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };
+  private readonly nextRetryIndex = createRetryCounter();
+  private readonly bytes = createByteDecoder();
+  private readonly sax = new SaxesParser({ xmlns: false });
+  private readonly walker: DocumentWalker;
+  private batch: JunitAttempt[] = [];
+  private failed = false;
+  private summary: JunitFileSummary | null = null;
+  private started = false;
+  private sawContent = false;
+  private prologChars = 0;
+  private replacedChars = 0;
+
+  constructor(private readonly options: JunitParserOptions) {
+    this.limits = { ...DEFAULT_JUNIT_LIMITS, ...options.limits };
+    this.batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
+    this.problems = createProblemList(this.limits.maxWarnings);
+    this.walker = new DocumentWalker({
+      limits: this.limits,
+      problems: this.problems,
+      position: () => this.position(),
+      onCase: (testCase) => this.emitCase(testCase),
+    });
+    this.listen();
+  }
+
+  write(chunk: string | Uint8Array): void {
+    if (this.summary !== null) throw new Error('JunitParser.write() called after close()');
+    if (this.failed) return;
+    const text = typeof chunk === 'string' ? chunk : this.bytes.decode(chunk);
+    this.guard(() => this.feed(text));
+  }
+
+  close(): JunitFileSummary {
+    if (this.summary !== null) return this.summary;
+    this.guard(() => this.finish());
+    if (!this.failed) this.flush();
+    if (this.replacedChars > 0) {
+      this.problems.warn(`${this.replacedChars} control characters (e.g. ANSI escapes) replaced with U+FFFD`);
+    }
+    this.summary = { ok: !this.failed, counts: { ...this.counts }, problems: this.problems.list() };
+    return this.summary;
+  }
+
+  private listen(): void {
+    const sax = this.sax;
+    sax.on('opentag', (tag) => this.walker.openTag(tag.name, tag.attributes));
+    sax.on('closetag', () => this.walker.closeTag());
+    sax.on('text', (text) => this.onText(text));
+    sax.on('cdata', (text) => this.onText(text));
+    sax.on('doctype', () => {
+      throw new JunitFileError(
+        'DOCTYPE/DTD declarations are not allowed in JUnit reports (entities are never expanded)',
+        this.position(),
+      );
+    });
+    sax.on('error', (error) => {
+      throw fromSaxesError(error, this.position());
+    });
+  }
+
+  /** Runs `step`; a JunitFileError marks the file as rejected, anything else is a bug and propagates. */
+  private guard(step: () => void): void {
+    if (this.failed) return;
+    try {
+      step();
+    } catch (error) {
+      if (!(error instanceof JunitFileError)) throw error;
+      this.failed = true;
+      this.batch = [];
+      this.problems.error(error.message, error.position);
+    }
+  }
+
+  private feed(text: string): void {
+    if (text === '') return;
+    if (!this.started) this.checkStart(text);
+    if (!this.sawContent) this.sawContent = /\S/.test(text);
+    const cleaned = replaceControlChars(text);
+    this.replacedChars += cleaned.replaced;
+    this.sax.write(cleaned.text);
+    if (!this.walker.rootSeen) this.checkProlog(text.length);
+  }
+
+  private checkStart(text: string): void {
+    this.started = true;
+    if (text.charCodeAt(0) === 0x1f) {
+      throw new JunitFileError('the file looks gzip-compressed; decompress it before parsing', null);
+    }
+  }
+
+  private checkProlog(length: number): void {
+    this.prologChars += length;
+    if (this.prologChars > this.limits.maxPrologChars) {
+      const message = `no root element within the first ${this.limits.maxPrologChars} characters`;
+      throw new JunitFileError(message, this.position());
+    }
+  }
+
+  private finish(): void {
+    this.feed(this.bytes.flush());
+    if (!this.sawContent) throw new JunitFileError('the file is empty', null);
+    if (!this.walker.rootSeen) {
+      throw new JunitFileError('no root element: expected <testsuites> or <testsuite>', this.position());
+    }
+    this.sax.close();
+  }
+
+  private onText(text: string): void {
+    if (text.length > this.limits.maxTextChars) {
+      const message = `a text node is ${text.length} characters long (limit ${this.limits.maxTextChars})`;
+      throw new JunitFileError(message, this.position());
+    }
+    this.walker.text(text);
+  }
+
+  private emitCase(testCase: OpenCase): void {
+    this.counts.testcases++;
+    for (const attempt of attemptsOf(testCase)) {
+      if (this.counts.attempts >= this.limits.maxAttempts) {
+        const message = `the file has more than ${this.limits.maxAttempts} test attempts`;
+        throw new JunitFileError(message, this.position());
+      }
+      attempt.retryIndex = this.nextRetryIndex(attempt);
+      this.count(attempt);
+      this.batch.push(attempt);
+      if (this.batch.length >= this.batchSize) this.flush();
+    }
+  }
+
+  private count(attempt: JunitAttempt): void {
+    this.counts.attempts++;
+    if (attempt.outcome === 'failed') this.counts.failures++;
+    if (attempt.outcome === 'skipped') this.counts.skipped++;
+    if (attempt.retryIndex > 0) this.counts.retries++;
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    const batch = this.batch;
+    this.batch = [];
+    this.options.onAttempts(batch);
+  }
+
+  private position(): Position {
+    return { line: this.sax.line, column: Math.max(1, this.sax.column) };
+  }
+}
+
+/** saxes prefixes messages with "line:column: "; keep the position as fields instead. */
+function fromSaxesError(error: Error, fallback: Position): JunitFileError {
+  const match = SAXES_POSITION_PREFIX.exec(error.message);
+  if (match === null) return new JunitFileError(`malformed XML: ${error.message}`, fallback);
+  const position = { line: Number(match[1]), column: Math.max(1, Number(match[2])) };
+  return new JunitFileError(`malformed XML: ${error.message.slice(match[0].length)}`, position);
+}

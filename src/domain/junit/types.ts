@@ -1,0 +1,133 @@
+// Public types of the streaming JUnit XML parser.
+
+/** Outcome of one execution (attempt) of a test. */
+export type AttemptOutcome =
+  /** The attempt ran and passed. */
+  | 'passed'
+  /** The attempt ran and failed (assertion failure or error). */
+  | 'failed'
+  /** The attempt did not run (skipped, disabled, GoogleTest notrun/suppressed). */
+  | 'skipped';
+
+/** Which element of the report an attempt comes from. */
+export type AttemptSource =
+  /** The `<testcase>` itself (its own `<failure>`/`<error>`/`<skipped>` or nothing). */
+  | 'testcase'
+  /** A Surefire/nextest `<flakyFailure>` or `<flakyError>`: a failed attempt before a final pass. */
+  | 'flaky'
+  /** A Surefire/nextest `<rerunFailure>` or `<rerunError>`: a failed rerun after the first failure. */
+  | 'rerun';
+
+/** One execution of one test, as reported by the file. */
+export interface JunitAttempt {
+  name: string;
+  classname: string | null;
+  /** testcase `file` → testcase `filepath` → nearest enclosing suite `file`/`filepath`. */
+  file: string | null;
+  /** Name of the OUTERMOST `<testsuite>` (Trunk's `parent`). */
+  parent: string | null;
+  /** Name of the innermost enclosing `<testsuite>`. */
+  suite: string | null;
+  /** The testcase `id` attribute (custom test id), if any. */
+  customId: string | null;
+  /** testcase `line`, when it is a positive integer. */
+  line: number | null;
+  outcome: AttemptOutcome;
+  /** 'failure' for assertion failures, 'error' for unexpected errors, null unless failed. */
+  failureKind: 'failure' | 'error' | null;
+  /** The `message` attribute of the failure element (truncated). */
+  failureMessage: string | null;
+  /** The `type` attribute of the failure element, e.g. `AssertionError` (truncated). */
+  failureType: string | null;
+  /** Body text (and `<stackTrace>`) of the failure element, trimmed and truncated. */
+  failureText: string | null;
+  durationMs: number | null;
+  /** Epoch ms from the attempt, testcase or nearest suite `timestamp`; zone-less times are UTC. */
+  timestamp: number | null;
+  /** 0 for the first attempt of this identity in the file, then 1, 2, … in execution order. */
+  retryIndex: number;
+  source: AttemptSource;
+  /** 0-based position of the `<testcase>` element in the file (attempts of one element share it). */
+  caseIndex: number;
+}
+
+export interface JunitProblem {
+  severity: 'error' | 'warning';
+  message: string;
+  /** 1-based line in the decoded text, when known. */
+  line?: number;
+  /** 1-based column (in characters) when known. */
+  column?: number;
+}
+
+export interface JunitCounts {
+  /** `<testcase>` elements turned into attempts. */
+  testcases: number;
+  /** Attempt records produced (≥ testcases when there are retries). */
+  attempts: number;
+  /** Attempts with outcome 'failed'. */
+  failures: number;
+  /** Attempts with outcome 'skipped'. */
+  skipped: number;
+  /** Attempts with retryIndex > 0. */
+  retries: number;
+}
+
+/**
+ * Result of a whole file. When `ok` is false the file is rejected: the caller must discard
+ * EVERY attempt it received through `onAttempts` for this parser (nothing more is delivered
+ * after the error). `problems` then holds exactly one error (plus any earlier warnings).
+ */
+export interface JunitFileSummary {
+  ok: boolean;
+  counts: JunitCounts;
+  problems: JunitProblem[];
+}
+
+export interface JunitLimits {
+  /** name, classname, file, suite names and custom id are cut to this many characters. */
+  maxNameChars: number;
+  /** failure text and failure message are cut to this many characters. */
+  maxFailureTextChars: number;
+  /** Deepest allowed element nesting; deeper ⇒ file error. */
+  maxDepth: number;
+  /** Most attempts one file may produce; more ⇒ file error. */
+  maxAttempts: number;
+  /** Most retry/result elements one testcase may carry; more ⇒ file error. */
+  maxResultsPerTestcase: number;
+  /** Longest allowed single attribute value; longer ⇒ file error. */
+  maxAttributeChars: number;
+  /** Longest allowed single text/CDATA node; longer ⇒ file error. */
+  maxTextChars: number;
+  /** Text before the root element (declaration, comments); longer ⇒ file error. */
+  maxPrologChars: number;
+  /** Warnings kept per file; the rest are counted in one final warning. */
+  maxWarnings: number;
+}
+
+export const DEFAULT_JUNIT_LIMITS: Readonly<JunitLimits> = {
+  maxNameChars: 1_000,
+  maxFailureTextChars: 8_000,
+  maxDepth: 64,
+  maxAttempts: 250_000,
+  maxResultsPerTestcase: 1_000,
+  maxAttributeChars: 1_048_576,
+  maxTextChars: 33_554_432,
+  maxPrologChars: 1_048_576,
+  maxWarnings: 100,
+};
+
+export interface JunitParserOptions {
+  /** Receives attempts in file order, in batches of at most `batchSize`. Provisional until close() says ok. */
+  onAttempts(batch: JunitAttempt[]): void;
+  /** Attempts per batch; default 1,000. */
+  batchSize?: number;
+  limits?: Partial<JunitLimits>;
+}
+
+export interface JunitParser {
+  /** Feeds the next piece of the file: decoded text, or raw bytes (UTF-8, or UTF-16 with a BOM). Never throws on bad input. */
+  write(chunk: string | Uint8Array): void;
+  /** Ends the file, delivers the last batch (only if the file is ok) and returns the summary. */
+  close(): JunitFileSummary;
+}
