@@ -1,0 +1,92 @@
+import { abortBisection } from './bisect.ts';
+import { type Ctx, findPr, findRun, isActive, isTerminal, nextId, pr, setPrState } from './context.ts';
+import { parsePriority } from './create.ts';
+import type { QueueEvent } from './events.ts';
+import type { PrEntry } from './types.ts';
+
+type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
+
+/** A submission creates a not_ready entry; a PR already in the queue keeps its place. */
+export function onSubmitted(ctx: Ctx, ev: Ev<'pr_submitted'>): void {
+  const existing = findPr(ctx.s, ev.pr.number);
+  if (existing && existing.state !== 'failed' && existing.state !== 'cancelled') return;
+  const priority = parsePriority(ev.priority);
+  const e: PrEntry = {
+    ...ev.pr,
+    id: nextId(ctx.s),
+    priorityValue: priority.value,
+    priorityName: priority.name,
+    usedDefaultPriorityName: priority.usedDefault,
+    noBatch: ev.noBatch ?? false,
+    impactedTargets: existing?.impactedTargets?.sha === ev.pr.headSha ? existing.impactedTargets : null,
+    state: 'not_ready',
+    stateChangedAt: ctx.now,
+    reason: '',
+    history: [],
+    submittedAt: ctx.now,
+    seq: ctx.s.nextSeq,
+    runId: null,
+    proofRunId: null,
+  };
+  ctx.s.prs[String(e.number)] = e;
+  setPrState(ctx, e, 'not_ready', 'submitted; waiting until it is ready to queue');
+}
+
+/** Mergeability or base changes; a queued PR retargeted to another branch leaves the queue. */
+export function onReadinessChanged(ctx: Ctx, ev: Ev<'pr_readiness_changed'>): void {
+  const e = findPr(ctx.s, ev.prNumber);
+  if (!e || isTerminal(e.state)) return;
+  if (ev.mergeability !== undefined) e.mergeability = ev.mergeability;
+  if (ev.baseSha !== undefined) e.baseSha = ev.baseSha;
+  if (ev.baseBranch !== undefined) e.baseBranch = ev.baseBranch;
+  if (e.baseBranch !== ctx.s.branch && e.state !== 'not_ready') {
+    setPrState(ctx, e, 'cancelled', `base branch changed to ${e.baseBranch}`);
+  }
+}
+
+/** New commits on a queued PR cancel it: what was tested is no longer what would merge. */
+export function onHeadUpdated(ctx: Ctx, ev: Ev<'pr_head_updated'>): void {
+  const e = findPr(ctx.s, ev.prNumber);
+  if (!e || e.headSha === ev.headSha) return;
+  if (!isTerminal(e.state)) {
+    const reason = `new commits were pushed while queued (${e.headSha} → ${ev.headSha}); submit it again`;
+    setPrState(ctx, e, 'cancelled', reason);
+  }
+  e.headSha = ev.headSha;
+}
+
+export function onCancelled(ctx: Ctx, ev: Ev<'pr_cancelled'>): void {
+  const e = findPr(ctx.s, ev.prNumber);
+  if (e && !isTerminal(e.state)) setPrState(ctx, e, 'cancelled', ev.reason);
+}
+
+/** Targets only count for the head they were computed on. */
+export function onImpactedTargets(ctx: Ctx, ev: Ev<'impacted_targets_set'>): void {
+  const e = findPr(ctx.s, ev.prNumber);
+  if (!e || e.headSha !== ev.headSha || isTerminal(e.state)) return;
+  const targets = ev.targets === 'ALL' ? 'ALL' : [...ev.targets];
+  e.impactedTargets = { sha: ev.headSha, targets };
+}
+
+/** restartTestsOnPullRequest: drop the PR's current run; it and its group are tested again. */
+export function onRestartRequested(ctx: Ctx, ev: Ev<'pr_restart_requested'>): void {
+  const e = findPr(ctx.s, ev.prNumber);
+  const run = findRun(ctx.s, e?.runId ?? e?.proofRunId ?? null);
+  if (!e || !run || !ctx.s.order.includes(e.number)) return;
+  supersede(ctx, run.id, `tests restarted on request for PR #${e.number}`);
+}
+
+/** Cancel a run (if still in flight) and send every PR waiting on it back to pending. */
+export function supersede(ctx: Ctx, runId: string, reason: string): void {
+  const run = findRun(ctx.s, runId);
+  if (!run) return;
+  if (isActive(run)) {
+    run.status = 'cancelled';
+    run.failure = { kind: 'superseded', reason, conflictPr: null };
+  }
+  abortBisection(ctx, runId);
+  for (const n of [...ctx.s.order]) {
+    const e = pr(ctx.s, n);
+    if (e.runId === runId || e.proofRunId === runId) setPrState(ctx, e, 'pending', reason);
+  }
+}

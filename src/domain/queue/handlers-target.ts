@@ -1,0 +1,96 @@
+import { hasInFlight, switchMode } from './admission.ts';
+import { type Ctx, findPr, isTerminal, setPrState } from './context.ts';
+import type { QueueEvent, SettingsPatch } from './events.ts';
+import type { QueueSettings } from './types.ts';
+
+type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
+
+/** Our merge landed: the target advances along the history our runs were built on. */
+export function onMergeSucceeded(ctx: Ctx, ev: Ev<'merge_succeeded'>): void {
+  const { s } = ctx;
+  const e = findPr(s, ev.prNumber);
+  if (!e || e.state === 'merged') return;
+  const direct = s.merging?.prNumber === ev.prNumber && s.merging.direct;
+  if (s.merging?.prNumber === ev.prNumber) s.merging = null;
+  s.lineage.push({ sha: ev.newTargetSha, prNumber: e.number });
+  s.targetHead = ev.newTargetSha;
+  const how = direct ? 'merged directly: up to date with the target and nothing queued ahead' : 'merged';
+  const late = isTerminal(e.state) ? ` (the merge was already under way when it was ${e.state})` : '';
+  setPrState(ctx, e, 'merged', `${how} into ${s.branch} with ${s.settings.mergeMethod}${late}`);
+  applyDeferredPush(ctx, ev.newTargetSha);
+}
+
+export function onMergeFailed(ctx: Ctx, ev: Ev<'merge_failed'>): void {
+  const { s } = ctx;
+  if (s.merging?.prNumber !== ev.prNumber) return;
+  s.merging = null;
+  const e = findPr(s, ev.prNumber);
+  if (e && !isTerminal(e.state)) setPrState(ctx, e, 'failed', `merge failed: ${ev.reason}`);
+  applyDeferredPush(ctx, null);
+}
+
+/** A push to the target: ours if already known; judged later while a merge is in flight; else outside. */
+export function onTargetMoved(ctx: Ctx, ev: Ev<'target_moved'>): void {
+  const { s } = ctx;
+  if (s.lineage.some((l) => l.sha === ev.sha)) return;
+  if (s.merging !== null) {
+    s.deferredTargetSha = ev.sha;
+    return;
+  }
+  movedOutside(ctx, ev.sha);
+}
+
+function applyDeferredPush(ctx: Ctx, ourSha: string | null): void {
+  const deferred = ctx.s.deferredTargetSha;
+  ctx.s.deferredTargetSha = null;
+  if (deferred !== null && deferred !== ourSha) movedOutside(ctx, deferred);
+}
+
+/** The target moved outside the queue: every run built on the old history becomes stale. */
+function movedOutside(ctx: Ctx, sha: string): void {
+  ctx.s.targetHead = sha;
+  ctx.s.lineage = [{ sha, prNumber: null }];
+}
+
+const PLAIN_SETTINGS = [
+  'concurrency',
+  'bisectionConcurrency',
+  'testingTimeoutMinutes',
+  'canOptimisticallyMerge',
+  'pendingFailureDepth',
+  'batch',
+  'batchingMaxWaitTimeMinutes',
+  'batchingMinSize',
+  'createPrsForTestingBranches',
+  'commentsEnabled',
+  'commandsEnabled',
+  'statusCheckEnabled',
+  'directMergeMode',
+  'optimizationMode',
+  'mergeMethod',
+  'testBranchPrefix',
+] as const satisfies readonly (keyof QueueSettings & keyof SettingsPatch)[];
+
+/** updateQueue: plain settings, requested state, required statuses, and a mode change. */
+export function onSettingsUpdated(ctx: Ctx, ev: Ev<'settings_updated'>): void {
+  const { s } = ctx;
+  const { patch } = ev;
+  const given = PLAIN_SETTINGS.filter((key) => patch[key] !== undefined).map((key) => [key, patch[key]]);
+  Object.assign(s.settings, Object.fromEntries(given));
+  if (patch.state !== undefined) s.requested = patch.state;
+  if (patch.deleteRequiredStatuses) s.requiredStatuses.mergeInstance = null;
+  if (patch.requiredStatuses !== undefined) s.requiredStatuses.mergeInstance = [...patch.requiredStatuses];
+  if (patch.mode === undefined) return;
+  if (patch.mode === s.settings.mode) s.pendingMode = null;
+  else if (hasInFlight(s)) s.pendingMode = patch.mode;
+  else switchMode(ctx, patch.mode);
+}
+
+export function onRequiredStatusesDiscovered(ctx: Ctx, ev: Ev<'required_statuses_discovered'>): void {
+  const r = ctx.s.requiredStatuses;
+  if (ev.serviceConfig !== undefined)
+    r.serviceConfig = ev.serviceConfig === null ? null : [...ev.serviceConfig];
+  if (ev.branchProtection !== undefined) {
+    r.branchProtection = ev.branchProtection === null ? null : [...ev.branchProtection];
+  }
+}

@@ -1,0 +1,91 @@
+import { bisectionOf, startBisection } from './bisect.ts';
+import { type Ctx, findRun, ordered, pr, setPrState } from './context.ts';
+import { depsOf, staleReason } from './graph.ts';
+import { supersede } from './handlers-pr.ts';
+import type { PrEntry, TestRun } from './types.ts';
+
+/** Runs whose predicted base changed are superseded; their PRs go back to pending (restart). */
+export function invalidateStale(ctx: Ctx): boolean {
+  const ids = new Set(ordered(ctx.s).flatMap((e) => [e.runId, e.proofRunId].filter((x) => x !== null)));
+  let changed = false;
+  for (const id of ids) {
+    const run = findRun(ctx.s, id);
+    const reason = run ? staleReason(ctx.s, run) : 'its test run is gone';
+    if (reason === null) continue;
+    supersede(ctx, id, reason);
+    changed = true;
+  }
+  return changed;
+}
+
+/** Failed main runs whose PRs wait in pending_failure, with their waiting PRs. */
+function failedGroups(ctx: Ctx): { run: TestRun; members: PrEntry[] }[] {
+  const groups = new Map<string, PrEntry[]>();
+  for (const e of ordered(ctx.s)) {
+    if (e.state !== 'pending_failure' || e.runId === null) continue;
+    groups.set(e.runId, [...(groups.get(e.runId) ?? []), e]);
+  }
+  return [...groups].flatMap(([id, members]) => {
+    const run = findRun(ctx.s, id);
+    return run && !bisectionOf(ctx, id) ? [{ run, members }] : [];
+  });
+}
+
+/** Pending-failure resolution (statemachine.md §4): wait, or treat the group as the culprit. */
+export function resolveFailures(ctx: Ctx): boolean {
+  let changed = false;
+  for (const { run, members } of failedGroups(ctx)) {
+    if (staleReason(ctx.s, run) !== null || mustWait(ctx, run)) continue;
+    blame(ctx, run, members);
+    changed = true;
+  }
+  return changed;
+}
+
+/** Wait while a PR ahead is unresolved, or while successors within pendingFailureDepth still test. */
+function mustWait(ctx: Ctx, run: TestRun): boolean {
+  const unsettled = ['pending', 'testing', 'pending_failure'];
+  if (run.dependsOn.some((n) => unsettled.includes(pr(ctx.s, n).state))) return true;
+  const depth = ctx.s.settings.pendingFailureDepth;
+  if (depth === 0 || run.failure?.kind === 'conflict' || run.failure?.kind === 'build_error') return false;
+  return successorGroups(ctx, run, depth).some((g) =>
+    g.some((e) => e.state === 'pending' || e.state === 'testing'),
+  );
+}
+
+/** The first `depth` groups behind a run whose test branches contain all of its PRs. */
+function successorGroups(ctx: Ctx, run: TestRun, depth: number): PrEntry[][] {
+  const last = Math.max(...run.tested.map((n) => ctx.s.order.indexOf(n)));
+  const groups = new Map<string, PrEntry[]>();
+  for (const e of ordered(ctx.s).slice(last + 1)) {
+    const deps = depsOf(ctx.s, e.number);
+    if (!run.tested.every((n) => deps.includes(n))) continue;
+    const key = e.runId ?? e.proofRunId ?? `pr-${e.number}`;
+    if (!groups.has(key) && groups.size >= depth) break;
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  return [...groups.values()];
+}
+
+/** The failed group is at fault: a conflicting PR or a single PR fails; a batch is bisected. */
+function blame(ctx: Ctx, run: TestRun, members: PrEntry[]): void {
+  const reason = run.failure?.reason ?? 'tests failed';
+  const conflict = run.failure?.conflictPr ?? null;
+  if (conflict !== null) {
+    for (const e of members) {
+      if (e.number === conflict) setPrState(ctx, e, 'failed', reason);
+      else setPrState(ctx, e, 'pending', `retesting without PR #${conflict} (merge conflict)`);
+    }
+    return;
+  }
+  const [only] = members;
+  if (members.length === 1 && only) {
+    setPrState(ctx, only, 'failed', `${reason} (test run ${run.id})`);
+    return;
+  }
+  startBisection(
+    ctx,
+    run,
+    members.map((e) => e.number),
+  );
+}

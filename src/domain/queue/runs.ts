@@ -1,0 +1,106 @@
+import { type Ctx, nextId, pr } from './context.ts';
+import type { CheckReport, VerdictOverride } from './events.ts';
+import type { CheckResult, QueueState, RequiredStatusesSource, RunFailure, TestRun } from './types.ts';
+
+/** Required statuses in force now, by precedence: queue setting, repository config file, branch protection. */
+export function resolveRequired(s: QueueState): { statuses: string[]; source: RequiredStatusesSource } {
+  const r = s.requiredStatuses;
+  if (r.mergeInstance !== null) return { statuses: [...r.mergeInstance], source: 'merge_instance' };
+  if (r.serviceConfig !== null) return { statuses: [...r.serviceConfig], source: 'service_config' };
+  return { statuses: [...(r.branchProtection ?? [])], source: 'repo_provider_branch_protection' };
+}
+
+/** Union of impacted targets of some PRs, or null if none of them uploaded any. */
+function targetsOf(s: QueueState, prs: readonly number[]): string[] | null {
+  const lists = prs.flatMap((n) => {
+    const t = pr(s, n).impactedTargets;
+    return t === null ? [] : [t.targets];
+  });
+  if (lists.length === 0) return null;
+  if (lists.some((l) => l === 'ALL')) return ['ALL'];
+  return [...new Set(lists.flat())].sort();
+}
+
+export interface NewRun {
+  kind: TestRun['kind'];
+  tested: number[];
+  dependsOn: number[];
+  parentRunId: string | null;
+}
+
+/** Record a new test run on the predicted base and ask for its test branch. */
+export function createRun(ctx: Ctx, spec: NewRun): TestRun {
+  const { s, now } = ctx;
+  const id = nextId(s);
+  const first = spec.tested[0] ?? 0;
+  const required = resolveRequired(s);
+  const run: TestRun = {
+    id,
+    kind: spec.kind,
+    parentRunId: spec.parentRunId,
+    tested: [...spec.tested],
+    dependsOn: [...spec.dependsOn],
+    prHeads: [...spec.dependsOn, ...spec.tested].map((n) => ({ number: n, sha: pr(s, n).headSha })),
+    baseSha: s.targetHead,
+    testBranch: `${s.settings.testBranchPrefix}/pr-${first}/${id}`,
+    testBranchSha: null,
+    requiredStatuses: required.statuses,
+    requiredStatusesSource: required.source,
+    impactedTargets: targetsOf(s, [...spec.dependsOn, ...spec.tested]),
+    impactedTargetsForTestedPrs: targetsOf(s, spec.tested),
+    createdAt: now,
+    deadline: now + s.settings.testingTimeoutMinutes * 60_000,
+    status: 'building',
+    failure: null,
+    checks: [],
+    branchDeleted: false,
+  };
+  s.runs[id] = run;
+  ctx.actions.push({
+    type: 'create_test_run',
+    runId: id,
+    testBranch: run.testBranch,
+    baseSha: run.baseSha,
+    prHeads: run.prHeads,
+    testedPrs: run.tested,
+    requiredStatuses: run.requiredStatuses,
+    createDraftPr: s.settings.createPrsForTestingBranches,
+  });
+  return run;
+}
+
+/** Merge newly reported checks into a run's list (latest result per name wins). */
+export function mergeChecks(run: TestRun, reports: readonly CheckReport[]): void {
+  for (const r of reports) {
+    const check: CheckResult = { name: r.name, outcome: r.outcome, url: r.url ?? null };
+    const i = run.checks.findIndex((c) => c.name === r.name);
+    if (i >= 0) run.checks[i] = check;
+    else run.checks.push(check);
+  }
+}
+
+/**
+ * The run's verdict from its checks: failed if a required status failed, succeeded once all passed.
+ * With no required statuses configured, every reported check counts as required.
+ */
+export function judgeChecks(run: TestRun, verdict?: VerdictOverride): 'succeeded' | RunFailure | null {
+  if (verdict?.status === 'succeeded') return 'succeeded';
+  if (verdict?.status === 'failed')
+    return { kind: 'checks_failed', reason: verdict.reason, conflictPr: null };
+  const names = run.requiredStatuses.length > 0 ? run.requiredStatuses : run.checks.map((c) => c.name);
+  const outcome = (name: string) => run.checks.find((c) => c.name === name)?.outcome ?? 'pending';
+  const failed = names.filter((n) => outcome(n) === 'failed');
+  if (failed.length > 0) {
+    return {
+      kind: 'checks_failed',
+      reason: `required checks failed: ${failed.join(', ')}`,
+      conflictPr: null,
+    };
+  }
+  return names.length > 0 && names.every((n) => outcome(n) === 'passed') ? 'succeeded' : null;
+}
+
+/** Required statuses of a run that have not passed yet (for timeout reasons). */
+export function missingChecks(run: TestRun): string[] {
+  return run.requiredStatuses.filter((n) => run.checks.find((c) => c.name === n)?.outcome !== 'passed');
+}

@@ -1,0 +1,102 @@
+import type { QueueAction } from './actions.ts';
+import { admitReady, completeModeSwitch } from './admission.ts';
+import { advanceBisections } from './bisect.ts';
+import type { Ctx } from './context.ts';
+import type { QueueEvent } from './events.ts';
+import {
+  onCancelled,
+  onHeadUpdated,
+  onImpactedTargets,
+  onReadinessChanged,
+  onRestartRequested,
+  onSubmitted,
+} from './handlers-pr.ts';
+import { expireRuns, onBranchBuilt, onBranchFailed, onCiReported } from './handlers-run.ts';
+import {
+  onMergeFailed,
+  onMergeSucceeded,
+  onRequiredStatusesDiscovered,
+  onSettingsUpdated,
+  onTargetMoved,
+} from './handlers-target.ts';
+import { invalidateStale, resolveFailures } from './resolve.ts';
+import { cleanupRuns, mergeNext, startRuns } from './schedule.ts';
+import type { QueueState } from './types.ts';
+
+export interface StepResult {
+  state: QueueState;
+  actions: QueueAction[];
+}
+
+/** Bound on reconciliation rounds; each round either changes something or ends the loop. */
+const MAX_ROUNDS = 100;
+
+/**
+ * The engine: apply one event at time `now` (epoch ms) and return the new state and the actions to
+ * carry out. Pure: the input state is not modified, and the same inputs give the same outputs.
+ */
+export function step(state: QueueState, event: QueueEvent, now: number): StepResult {
+  const ctx: Ctx = { s: structuredClone(state), now, actions: [] };
+  apply(ctx, event);
+  reconcile(ctx);
+  return { state: ctx.s, actions: compactReports(ctx.actions, state) };
+}
+
+type Handlers = { [T in QueueEvent['type']]: (ctx: Ctx, ev: Extract<QueueEvent, { type: T }>) => void };
+
+/** One handler per event type; each records the event's direct effect, reconcile does the rest. */
+const HANDLERS: Handlers = {
+  pr_submitted: onSubmitted,
+  pr_readiness_changed: onReadinessChanged,
+  pr_head_updated: onHeadUpdated,
+  pr_cancelled: onCancelled,
+  impacted_targets_set: onImpactedTargets,
+  pr_restart_requested: onRestartRequested,
+  test_branch_built: onBranchBuilt,
+  test_branch_failed: onBranchFailed,
+  ci_reported: onCiReported,
+  merge_succeeded: onMergeSucceeded,
+  merge_failed: onMergeFailed,
+  target_moved: onTargetMoved,
+  tick: () => {},
+  settings_updated: onSettingsUpdated,
+  required_statuses_discovered: onRequiredStatusesDiscovered,
+};
+
+function apply<T extends QueueEvent['type']>(ctx: Ctx, ev: Extract<QueueEvent, { type: T }>): void {
+  const handler = HANDLERS[ev.type as T] as (ctx: Ctx, ev: QueueEvent) => void;
+  handler(ctx, ev);
+}
+
+/** Bring the queue to a consistent state: restart stale runs, settle failures, admit, merge, start. */
+function reconcile(ctx: Ctx): void {
+  const rounds = [
+    expireRuns,
+    invalidateStale,
+    resolveFailures,
+    advanceBisections,
+    completeModeSwitch,
+    admitReady,
+    mergeNext,
+    startRuns,
+    cleanupRuns,
+  ];
+  for (let i = 0; i < MAX_ROUNDS; i += 1) {
+    const changed = rounds.map((round) => round(ctx));
+    if (!changed.includes(true)) return;
+  }
+  throw new Error('merge queue: reconciliation did not settle');
+}
+
+/** Keep one state report per PR (its last) and drop it when the PR ends the step where it began. */
+function compactReports(actions: QueueAction[], before: QueueState): QueueAction[] {
+  const last = new Map<number, QueueAction>();
+  for (const a of actions) if (a.type === 'report_pr_state') last.set(a.prNumber, a);
+  return actions.filter((a) => {
+    if (a.type !== 'report_pr_state') return true;
+    if (last.get(a.prNumber) !== a) return false;
+    const prev = before.prs[String(a.prNumber)];
+    const prevRun = prev ? (prev.runId ?? prev.proofRunId) : null;
+    return !(prev && prev.state === a.state && prevRun === a.runId && prev.headSha === a.headSha);
+  });
+}
