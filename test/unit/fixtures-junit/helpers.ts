@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { JunitAttempt, JunitFileSummary, JunitParserOptions } from '../../../src/domain/junit/index.ts';
 import { createJunitParser } from '../../../src/domain/junit/index.ts';
 
-export const SHARED_FIXTURES = '/work/shared/fixtures/junit';
+/** Copies of ../shared/fixtures/junit (real files from many producers), kept in the repo for CI. */
+export const SHARED_FIXTURES = new URL('../../fixtures/junit/', import.meta.url).pathname;
 export const LOCAL_FIXTURES = new URL('./', import.meta.url);
 
 export interface ParseResult {
