@@ -1,0 +1,119 @@
+// A repository's detection policy: which monitors run, with which parameters (flaky.md §a.2).
+
+/** What a monitor classifies a test as when it activates. */
+export type DetectionType = 'flaky' | 'broken';
+
+/** The three monitor kinds, named as in Trunk's webhook `monitor_type`. */
+export type MonitorType = 'pass_on_retry' | 'failure_rate' | 'failure_count';
+
+/** The fixed id of the single pass-on-retry monitor of a repository. */
+export const PASS_ON_RETRY_ID = 'pass_on_retry';
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * How far before a pass-on-retry event the other half of the pair may lie and still be loaded:
+ * a CI job re-run days after the failure on the same commit is still detected.
+ */
+export const RETRY_PAIRING_MS = 14 * DAY_MS;
+
+/** Flags a test that failed and passed on the same commit. */
+export interface PassOnRetryConfig {
+  enabled: boolean;
+  /** Days without a new event before the monitor resolves (1–15). */
+  recoveryDays: number;
+  /** Branch globs whose runs count (see branch-glob.ts). */
+  branches: string[];
+}
+
+/** Flags a test whose failure rate over a rolling window reaches a threshold. */
+export interface FailureRateMonitorConfig {
+  id: string;
+  name: string;
+  detectionType: DetectionType;
+  /** Fraction 0–1; the monitor activates when the rate is at or above it. */
+  activationThreshold: number;
+  /** Fraction 0–1, at most the activation threshold; the monitor resolves when the rate drops below it. */
+  resolutionThreshold: number;
+  windowHours: number;
+  /** Runs needed in the window before the monitor may activate or resolve. */
+  minSampleSize: number;
+  /** Hours without any run after which an active monitor resolves as stale; null = never. */
+  staleTimeoutHours: number | null;
+  branches: string[];
+  enabled: boolean;
+}
+
+/** Flags a test that failed a number of times within a rolling window. */
+export interface FailureCountMonitorConfig {
+  id: string;
+  name: string;
+  detectionType: DetectionType;
+  /** Failures within the window that activate the monitor (≥ 1). */
+  failureCount: number;
+  windowHours: number;
+  /** Hours without a new failure before the monitor resolves; at least the window. */
+  resolutionTimeoutHours: number;
+  branches: string[];
+  enabled: boolean;
+}
+
+export interface DetectionPolicy {
+  passOnRetry: PassOnRetryConfig;
+  failureRateMonitors: FailureRateMonitorConfig[];
+  failureCountMonitors: FailureCountMonitorConfig[];
+}
+
+/** A failure-rate monitor as a client may send it: defaults fill the optional fields. */
+export type FailureRateMonitorInput = Omit<
+  FailureRateMonitorConfig,
+  'resolutionThreshold' | 'staleTimeoutHours' | 'enabled'
+> &
+  Partial<Pick<FailureRateMonitorConfig, 'resolutionThreshold' | 'staleTimeoutHours' | 'enabled'>>;
+
+/** A failure-count monitor as a client may send it: defaults fill the optional fields. */
+export type FailureCountMonitorInput = Omit<FailureCountMonitorConfig, 'failureCount' | 'enabled'> &
+  Partial<Pick<FailureCountMonitorConfig, 'failureCount' | 'enabled'>>;
+
+/** The policy of a new repository: pass-on-retry on all branches with 7 recovery days, nothing else. */
+export function defaultPolicy(): DetectionPolicy {
+  return {
+    passOnRetry: { enabled: true, recoveryDays: 7, branches: ['*'] },
+    failureRateMonitors: [],
+    failureCountMonitors: [],
+  };
+}
+
+/** Fills a failure-rate monitor's defaults: resolution = activation threshold, no stale timeout, enabled. */
+export function failureRateMonitor(input: FailureRateMonitorInput): FailureRateMonitorConfig {
+  return {
+    ...input,
+    resolutionThreshold: input.resolutionThreshold ?? input.activationThreshold,
+    staleTimeoutHours: input.staleTimeoutHours ?? null,
+    enabled: input.enabled ?? true,
+  };
+}
+
+/** Fills a failure-count monitor's defaults: one failure, enabled. */
+export function failureCountMonitor(input: FailureCountMonitorInput): FailureCountMonitorConfig {
+  return { ...input, failureCount: input.failureCount ?? 1, enabled: input.enabled ?? true };
+}
+
+/**
+ * How far back (ms before `now`) the store must load a test's attempts for `evaluateHealth`
+ * to see every piece of evidence the enabled monitors use. At least one hour.
+ */
+export function historyWindowMs(policy: DetectionPolicy): number {
+  const spans = [HOUR_MS];
+  if (policy.passOnRetry.enabled) spans.push(policy.passOnRetry.recoveryDays * DAY_MS + RETRY_PAIRING_MS);
+  for (const monitor of policy.failureRateMonitors) {
+    if (!monitor.enabled) continue;
+    spans.push(Math.max(monitor.windowHours, monitor.staleTimeoutHours ?? 0) * HOUR_MS);
+  }
+  for (const monitor of policy.failureCountMonitors) {
+    if (!monitor.enabled) continue;
+    spans.push((monitor.windowHours + monitor.resolutionTimeoutHours) * HOUR_MS);
+  }
+  return Math.max(...spans);
+}
