@@ -20,6 +20,10 @@ export interface Config {
   readonly rateLimitBurst: number;
   /** Largest accepted request body in bytes (MAINLINE_BODY_LIMIT). */
   readonly bodyLimitBytes: number;
+  /** Largest accepted test-report file in bytes, after decompression (MAINLINE_MAX_FILE_BYTES). */
+  readonly maxFileBytes: number;
+  /** Seconds between periodic health passes; 0 turns them off (MAINLINE_HEALTH_SWEEP_SECONDS). */
+  readonly healthSweepSeconds: number;
   /** pino log level (LOG_LEVEL). */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Bearer token required by GET /metrics when set (MAINLINE_METRICS_TOKEN). */
@@ -116,6 +120,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       10_000_000,
     ),
     bodyLimitBytes: readInt(env, 'MAINLINE_BODY_LIMIT', 20 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
+    healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),
     shutdownTimeoutSeconds: readInt(env, 'MAINLINE_SHUTDOWN_TIMEOUT', 10, 0, 3600),

@@ -13,6 +13,8 @@ export interface AppContext {
 /** Who is calling: resolved from the x-api-token header. Every query is scoped to orgId. */
 export interface Caller {
   readonly tokenId: string;
+  /** The token's label, recorded as who made a change. */
+  readonly tokenName: string;
   readonly orgId: string;
   readonly orgSlug: string;
 }

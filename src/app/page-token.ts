@@ -16,11 +16,6 @@ export interface PagePosition<K> {
   readonly index: number;
 }
 
-interface Payload<K> extends PagePosition<K> {
-  /** Hash of the query the token belongs to. */
-  readonly q: string;
-}
-
 export class PageTokens {
   readonly #secret: Buffer;
 
@@ -36,23 +31,24 @@ export class PageTokens {
       .slice(0, 16);
   }
 
-  sign<K>(query: string, position: PagePosition<K>): string {
-    const body = Buffer.from(JSON.stringify({ ...position, q: query })).toString('base64url');
+  /** A token carrying `position` (any JSON object), bound to the query hash. */
+  sign(query: string, position: object): string {
+    const body = Buffer.from(JSON.stringify({ p: position, q: query })).toString('base64url');
     return `${body}.${this.#mac(body)}`;
   }
 
-  /** The position a token encodes; undefined for an absent or empty token (the first page). */
-  verify<K>(query: string, token: string | undefined): PagePosition<K> | undefined {
+  /** The position a token carries; undefined for an absent or empty token (the first page). */
+  verify<P>(query: string, token: string | undefined): P | undefined {
     if (token === undefined || token === '') return undefined;
     const [body, mac, extra] = token.split('.');
     if (body === undefined || mac === undefined || extra !== undefined || !this.#macMatches(body, mac)) {
-      throw invalid('it was not issued by this server or was altered');
+      throw invalidPageToken('it was not issued by this server or was altered');
     }
-    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Payload<K>;
+    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { p: P; q: string };
     if (payload.q !== query) {
-      throw invalid('it belongs to a different query (repository, filters or page_size changed)');
+      throw invalidPageToken('it belongs to a different query (repository, filters or page_size changed)');
     }
-    return { dir: payload.dir, key: payload.key, index: payload.index } as PagePosition<K>;
+    return payload.p;
   }
 
   #mac(body: string): string {
@@ -66,7 +62,7 @@ export class PageTokens {
   }
 }
 
-function invalid(why: string): AppError {
+export function invalidPageToken(why: string): AppError {
   return new AppError(
     'INVALID_PAGE_TOKEN',
     `page_query.page_token is not valid here: ${why}. Omit it to start from the first page.`,

@@ -1,4 +1,4 @@
-import { PageTokens } from './page-token.ts';
+import { type PagePosition, PageTokens } from './page-token.ts';
 
 /** `page_query` of the flaky-tests family: page_size 1–100, optional opaque page_token. */
 export interface PageQuery {
@@ -37,10 +37,10 @@ async function readWindow<R, K>(
   source: KeysetSource<R, K>,
   size: number,
   total: number,
-  position: ReturnType<PageTokens['verify']>,
+  position: PagePosition<K> | undefined,
 ): Promise<Window<R>> {
   if (position === undefined || position.dir === 'after') {
-    const rows = await source.after(position?.key as K | undefined, size + 1);
+    const rows = await source.after(position?.key, size + 1);
     const hasNext = rows.length > size;
     return {
       rows: rows.slice(0, size),
@@ -77,7 +77,7 @@ export async function paginate<R, K>(
 ): Promise<{ rows: R[]; page: PageInfo }> {
   const size = query.page_size;
   const queryHash = PageTokens.queryHash([...queryParts, size]);
-  const position = tokens.verify<K>(queryHash, query.page_token);
+  const position = tokens.verify<PagePosition<K>>(queryHash, query.page_token);
   const total = await source.count();
   const w = await readWindow(source, size, total, position);
   const first = w.rows[0];

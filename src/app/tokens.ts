@@ -88,7 +88,7 @@ export async function authenticate(db: Queryable, presented: string, now: number
   if (row.last_used_at === null || now - row.last_used_at > TOUCH_INTERVAL_MS) {
     await tokens.touchToken(db, row.id, now);
   }
-  return { tokenId: row.id, orgId: row.org_id, orgSlug: row.org_slug };
+  return { tokenId: row.id, tokenName: row.name, orgId: row.org_id, orgSlug: row.org_slug };
 }
 
 export interface TokenListing {

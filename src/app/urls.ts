@@ -12,3 +12,7 @@ function repoSegment(repo: RepoPath): string {
 export function repositoryHtmlUrl(publicUrl: string, orgSlug: string, repo: RepoPath): string {
   return `${publicUrl}/${encodeURIComponent(orgSlug)}/repos/${repoSegment(repo)}`;
 }
+
+export function testHtmlUrl(publicUrl: string, orgSlug: string, repo: RepoPath, testId: string): string {
+  return `${repositoryHtmlUrl(publicUrl, orgSlug, repo)}/tests/${testId}`;
+}

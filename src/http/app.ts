@@ -13,11 +13,19 @@ import { authHook } from './plugins/auth.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { Metrics, registerMetrics } from './plugins/metrics.ts';
 import { RateLimiter } from './plugins/rate-limit.ts';
+import { registerGetTestDetails } from './routes/flaky-tests/get-test-details.ts';
+import { registerLinkTicket } from './routes/flaky-tests/link-ticket.ts';
+import { registerListFailing } from './routes/flaky-tests/list-failing.ts';
+import { registerListQuarantined } from './routes/flaky-tests/list-quarantined.ts';
+import { registerListUnhealthy } from './routes/flaky-tests/list-unhealthy.ts';
+import { registerSettings } from './routes/flaky-tests/settings.ts';
+import { registerTestControls } from './routes/flaky-tests/test-controls.ts';
 import { registerHealth } from './routes/ops/health.ts';
 import { registerStatus } from './routes/ops/status.ts';
 import { registerCreateRepository } from './routes/repositories/create.ts';
 import { registerGetRepository } from './routes/repositories/get.ts';
 import { registerListRepositories } from './routes/repositories/list.ts';
+import { registerUpload } from './routes/test-results/upload.ts';
 import type { Api, RouteDeps } from './types.ts';
 
 export interface BuildOptions {
@@ -35,6 +43,14 @@ const V1_ROUTES: ReadonlyArray<(app: Api, deps: RouteDeps) => void> = [
   registerCreateRepository,
   registerGetRepository,
   registerListRepositories,
+  registerUpload,
+  registerListUnhealthy,
+  registerListQuarantined,
+  registerGetTestDetails,
+  registerListFailing,
+  registerLinkTicket,
+  registerSettings,
+  registerTestControls,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

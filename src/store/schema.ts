@@ -1,8 +1,11 @@
 /**
  * Row types of every table, as Kysely sees them. Conventions that hold on both engines:
- * ids are text (UUID strings), times are epoch milliseconds in BIGINT columns, booleans are
- * INTEGER 0/1 (better-sqlite3 cannot bind JS booleans), JSON is text.
+ * ids are text (UUID strings) except the auto-assigned ids of append-only tables; times are epoch
+ * milliseconds in BIGINT columns; booleans are INTEGER 0/1 (better-sqlite3 cannot bind JS booleans);
+ * JSON is text.
  */
+import type { Generated } from 'kysely';
+
 export interface OrganizationsTable {
   id: string;
   /** Lower-case URL slug, unique. */
@@ -45,7 +48,136 @@ export interface InstanceSecretsTable {
   created_at: number;
 }
 
+export interface RepoSettingsTable {
+  repo_id: string;
+  quarantining_enabled: number;
+  auto_quarantine_flaky: number;
+  /** JSON of domain/health DetectionPolicy. */
+  policy: string;
+  /** Link for linked tickets, with {id} replaced by the ticket id, e.g. https://linear.app/acme/issue/{id}. */
+  ticket_url_template: string | null;
+  updated_at: number;
+}
+
+export interface UploadsTable {
+  id: string;
+  repo_id: string;
+  /** Client-chosen idempotency key; unique per repository. */
+  upload_key: string | null;
+  /** 'multipart' or 'bundle'. */
+  source: string;
+  branch: string;
+  commit_sha: string;
+  pr_number: number | null;
+  job_name: string | null;
+  job_url: string | null;
+  variant: string;
+  created_at: number;
+  /** JSON of the response the upload answered with, replayed for a repeated upload_key. */
+  result: string;
+}
+
+export interface TestCasesTable {
+  /** test_case_id: UUID v5 of the test's identity (domain/testid). */
+  id: string;
+  repo_id: string;
+  name: string;
+  parent: string | null;
+  classname: string | null;
+  file: string | null;
+  variant: string;
+  /** JSON array of owners, from the CODEOWNERS sent with the latest upload that had one. */
+  codeowners: string;
+  /** HEALTHY | FLAKY | BROKEN */
+  status: string;
+  status_reason: string;
+  status_at: number;
+  /** JSON Record<monitorId, MonitorState>. */
+  monitors: string;
+  /** 1 when a monitor is active or the test is flagged: the periodic pass looks at these. */
+  has_active_monitor: number;
+  /** JSON ManualFlag or null. */
+  manual_flag: string | null;
+  /** AUTO | ALWAYS_QUARANTINE | NEVER_QUARANTINE */
+  quarantine_override: string;
+  quarantined: number;
+  /** ALWAYS_QUARANTINE | AUTO_QUARANTINE while quarantined. */
+  quarantine_setting: string | null;
+  quarantined_at: number | null;
+  ticket_id: string | null;
+  ticket_url: string | null;
+  first_seen_at: number;
+  last_seen_at: number;
+  /** Distinct PRs with a failure in the 7 days before rollup_at (kept for unhealthy tests). */
+  prs_impacted_7d: number;
+  rollup_at: number;
+}
+
+export interface TestResultsTable {
+  id: Generated<number>;
+  repo_id: string;
+  test_case_id: string;
+  upload_id: string;
+  /** When the attempt ran (epoch ms). */
+  at: number;
+  branch: string;
+  commit_sha: string;
+  pr_number: number | null;
+  /** passed | failed | skipped */
+  outcome: string;
+  retry_index: number;
+  duration_ms: number | null;
+  failure_fingerprint: string | null;
+  failure_summary: string | null;
+  failure_text: string | null;
+  /** 1 when the test was quarantined when this result was ingested. */
+  quarantined: number;
+}
+
+export interface TestCaseEventsTable {
+  id: Generated<number>;
+  test_case_id: string;
+  at: number;
+  /** status | quarantine_override | quarantine | manual_flag | ticket */
+  kind: string;
+  /** JSON, shaped by kind. */
+  data: string;
+}
+
+export interface ListSnapshotsTable {
+  id: string;
+  query_hash: string;
+  total: number;
+  created_at: number;
+}
+
+export interface ListSnapshotRowsTable {
+  snapshot_id: string;
+  /** 1-based position in the list's order. */
+  pos: number;
+  item_id: string;
+}
+
+export interface BundleUploadsTable {
+  id: string;
+  org_id: string;
+  /** JSON of the createBundleUpload request (repo, orgUrlSlug, …). */
+  request: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+  upload_id: string | null;
+}
+
 export interface Tables {
+  repo_settings: RepoSettingsTable;
+  uploads: UploadsTable;
+  test_cases: TestCasesTable;
+  test_results: TestResultsTable;
+  test_case_events: TestCaseEventsTable;
+  list_snapshots: ListSnapshotsTable;
+  list_snapshot_rows: ListSnapshotRowsTable;
+  bundle_uploads: BundleUploadsTable;
   instance_secrets: InstanceSecretsTable;
   organizations: OrganizationsTable;
   api_tokens: ApiTokensTable;

@@ -1,0 +1,180 @@
+import { AppError } from '../../domain/errors.ts';
+import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
+import { attemptCounts, failureGroups } from '../../store/results.ts';
+import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
+import * as lists from '../../store/test-lists.ts';
+import type { AppContext, Caller } from '../context.ts';
+import type { PageTokens } from '../page-token.ts';
+import { type PageQuery, paginate } from '../paginate.ts';
+import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
+import { snapshotPaginate } from '../snapshot-paginate.ts';
+import { type LinkBase, quarantinedRecord, unhealthyRecord } from './records.ts';
+
+/** Failures older than this are not grouped into most_common_failures. */
+const FAILURE_GROUP_WINDOW_MS = 30 * DAY_MS;
+const FAILURE_GROUPS_SHOWN = 5;
+/** list-failing-tests accepts windows of at most this length (as upstream). */
+const MAX_FAILING_WINDOW_MS = 7 * DAY_MS;
+
+interface Scoped {
+  repo: RepoRef;
+  org_url_slug: string;
+}
+
+async function scope(
+  ctx: AppContext,
+  caller: Caller,
+  body: Scoped,
+): Promise<{ repository: Repository; links: LinkBase }> {
+  checkOrgSlug(caller, body.org_url_slug);
+  const repository = await findRepository(ctx.db, caller, body.repo);
+  return { repository, links: { publicUrl: ctx.config.publicUrl, orgSlug: caller.orgSlug, repository } };
+}
+
+function rate(counts: { ran: number; failed: number }): number {
+  return counts.ran === 0 ? 0 : counts.failed / counts.ran;
+}
+
+/** The detailed record: the unhealthy record plus failure rates and the most common failures, read live. */
+export async function detailedRecord(ctx: AppContext, row: TestCaseRow, links: LinkBase) {
+  const now = ctx.now();
+  const [week, day, groups] = await Promise.all([
+    attemptCounts(ctx.db, row.id, now - 7 * DAY_MS),
+    attemptCounts(ctx.db, row.id, now - 24 * HOUR_MS),
+    failureGroups(ctx.db, row.id, now - FAILURE_GROUP_WINDOW_MS, FAILURE_GROUPS_SHOWN),
+  ]);
+  return {
+    ...unhealthyRecord(row, links),
+    most_common_failures: groups.map((g) => ({
+      summary: g.summary,
+      occurrence_count: g.occurrences,
+      last_occurrence: new Date(g.last_at).toISOString(),
+    })),
+    failure_rate_last_7d: rate(week),
+    failure_rate_last_24h: rate(day),
+  };
+}
+
+export async function listUnhealthyTests(
+  ctx: AppContext,
+  caller: Caller,
+  tokens: PageTokens,
+  body: Scoped & { page_query: PageQuery; status: 'FLAKY' | 'BROKEN' },
+) {
+  const { repository, links } = await scope(ctx, caller, body);
+  const { rows, page } = await snapshotPaginate(
+    ctx.db,
+    tokens,
+    ['unhealthy', repository.id, body.status],
+    body.page_query,
+    {
+      count: () => lists.countByStatus(ctx.db, repository.id, body.status),
+      firstPage: (limit) => lists.firstByStatus(ctx.db, repository.id, body.status, limit),
+      fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
+      load: (ids) => lists.testCasesByIds(ctx.db, ids),
+      idOf: (row) => row.id,
+    },
+    ctx.now(),
+  );
+  return { tests: rows.map((r) => unhealthyRecord(r, links)), page };
+}
+
+export async function listQuarantinedTests(
+  ctx: AppContext,
+  caller: Caller,
+  tokens: PageTokens,
+  body: Scoped & { page_query: PageQuery },
+) {
+  const { repository } = await scope(ctx, caller, body);
+  const { rows, page } = await paginate<TestCaseRow, lists.NameKey>(
+    tokens,
+    ['quarantined', repository.id],
+    body.page_query,
+    {
+      count: () => lists.countQuarantined(ctx.db, repository.id),
+      after: (key, limit) => lists.listQuarantined(ctx.db, repository.id, { after: key }, limit),
+      before: (key, limit) => lists.listQuarantined(ctx.db, repository.id, { before: key }, limit),
+      keyOf: (row): lists.NameKey => ({ name: row.name, id: row.id }),
+    },
+  );
+  return { quarantined_tests: rows.map(quarantinedRecord), page };
+}
+
+export async function findTest(
+  ctx: AppContext,
+  repository: Repository,
+  testId: string,
+): Promise<TestCaseRow> {
+  const row = await findTestCase(ctx.db, repository.id, testId);
+  if (row === undefined) {
+    throw new AppError(
+      'TEST_NOT_FOUND',
+      `No test case ${testId} in repository ${repository.host}/${repository.owner}/${repository.name}`,
+    );
+  }
+  return row;
+}
+
+export async function getTestDetails(ctx: AppContext, caller: Caller, body: Scoped & { test_id: string }) {
+  const { repository, links } = await scope(ctx, caller, body);
+  return {
+    test: await detailedRecord(ctx, await findTest(ctx, repository, body.test_id.toLowerCase()), links),
+  };
+}
+
+/** Loads rows by id and returns them in the order of the ids. */
+async function inOrder(
+  ids: string[],
+  load: (ids: string[]) => Promise<TestCaseRow[]>,
+): Promise<TestCaseRow[]> {
+  const byId = new Map((await load(ids)).map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+function failingWindow(start: string, end: string): { start: number; end: number } {
+  const s = Date.parse(start);
+  const e = Date.parse(end);
+  const detail = (message: string) => ({
+    path: '$.end_time',
+    expected: 'a time after start_time, at most 7 days later',
+    message,
+  });
+  if (e <= s)
+    throw new AppError('VALIDATION_FAILED', 'end_time must be after start_time', {
+      details: [detail('end_time must be after start_time')],
+    });
+  if (e - s > MAX_FAILING_WINDOW_MS) {
+    throw new AppError('VALIDATION_FAILED', 'The window from start_time to end_time must be at most 7 days', {
+      details: [detail('end_time must be at most 7 days after start_time')],
+    });
+  }
+  return { start: s, end: e };
+}
+
+export async function listFailingTests(
+  ctx: AppContext,
+  caller: Caller,
+  tokens: PageTokens,
+  body: Scoped & { page_query: PageQuery; start_time: string; end_time: string },
+) {
+  const { start, end } = failingWindow(body.start_time, body.end_time);
+  const { repository, links } = await scope(ctx, caller, body);
+  const { rows, page } = await snapshotPaginate(
+    ctx.db,
+    tokens,
+    ['failing', repository.id, start, end],
+    body.page_query,
+    {
+      count: () => lists.countFailing(ctx.db, repository.id, start, end),
+      firstPage: async (limit) =>
+        inOrder(await lists.firstFailing(ctx.db, repository.id, start, end, limit), (ids) =>
+          lists.testCasesByIds(ctx.db, ids),
+        ),
+      fill: (db, id) => lists.fillFailing(db, id, repository.id, start, end),
+      load: (ids) => lists.testCasesByIds(ctx.db, ids),
+      idOf: (row) => row.id,
+    },
+    ctx.now(),
+  );
+  return { tests: await Promise.all(rows.map((r) => detailedRecord(ctx, r, links))), page };
+}

@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import { type CodeownersRule, ownersFor, parseCodeowners } from '../../domain/codeowners/index.ts';
+import { failureFingerprint, summariseFailure } from '../../domain/failures/index.ts';
+import { NEW_TEST_REASON } from '../../domain/health/index.ts';
+import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { repoFullName, testCaseId } from '../../domain/testid/index.ts';
+import type { Queryable } from '../../store/db.ts';
+import { findRepo } from '../../store/repos.ts';
+import { insertResults, lockRepositoryHealth, type NewResult } from '../../store/results.ts';
+import {
+  findTestCases,
+  insertMissingTestCases,
+  type TestCaseRow,
+  touchTestCases,
+} from '../../store/test-cases.ts';
+import { findUploadByKey, insertUpload } from '../../store/uploads.ts';
+import type { AppContext, Caller } from '../context.ts';
+import { recomputeTests } from '../health/recompute.ts';
+import { loadHealthSettings } from '../health/settings.ts';
+import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
+import type { ParsedFile } from './parse-file.ts';
+import { buildResult, type UploadResult } from './result.ts';
+
+/** The `meta` of an upload (docs/upload-contract.md), already validated against its schema. */
+export interface UploadMeta {
+  repo: RepoRef;
+  org_url_slug: string;
+  branch: string;
+  commit_sha: string;
+  pr_number?: number | undefined;
+  pr_title?: string | undefined;
+  job_name?: string | undefined;
+  job_url?: string | undefined;
+  variant?: string | undefined;
+  run_attempt?: number | undefined;
+  codeowners?: string | undefined;
+  upload_key?: string | undefined;
+}
+
+/** Attempt timestamps more than 30 days old or over an hour ahead are runner defaults: use the upload time. */
+const OLDEST_PLAUSIBLE_MS = 30 * 24 * 3_600_000;
+const FUTURE_SLACK_MS = 3_600_000;
+
+/** One attempt with its test identity resolved. */
+export interface IdentifiedAttempt {
+  readonly testId: string;
+  readonly attempt: JunitAttempt;
+  readonly at: number;
+}
+
+function attemptTime(attempt: JunitAttempt, now: number): number {
+  const t = attempt.timestamp;
+  return t !== null && t >= now - OLDEST_PLAUSIBLE_MS && t <= now + FUTURE_SLACK_MS ? t : now;
+}
+
+export function identify(
+  files: readonly ParsedFile[],
+  orgSlug: string,
+  repo: Repository,
+  variant: string,
+  now: number,
+): IdentifiedAttempt[] {
+  const fullName = repoFullName(repo);
+  return files.flatMap((f) =>
+    f.attempts.map((attempt) => ({
+      testId: testCaseId({ orgSlug, repoFullName: fullName, ...attempt, variant }),
+      attempt,
+      at: attemptTime(attempt, now),
+    })),
+  );
+}
+
+function failureText(a: JunitAttempt): string {
+  return a.failureText ?? a.failureMessage ?? a.failureType ?? 'Failed without a message';
+}
+
+function resultRow(
+  x: IdentifiedAttempt,
+  ctx: { repoId: string; uploadId: string; meta: UploadMeta; quarantined: ReadonlySet<string> },
+): NewResult {
+  const failed = x.attempt.outcome === 'failed';
+  const text = failed ? failureText(x.attempt) : null;
+  return {
+    repo_id: ctx.repoId,
+    test_case_id: x.testId,
+    upload_id: ctx.uploadId,
+    at: x.at,
+    branch: ctx.meta.branch,
+    commit_sha: ctx.meta.commit_sha,
+    pr_number: ctx.meta.pr_number ?? null,
+    outcome: x.attempt.outcome,
+    retry_index: x.attempt.retryIndex,
+    duration_ms: x.attempt.durationMs === null ? null : Math.round(x.attempt.durationMs),
+    failure_fingerprint: text === null ? null : failureFingerprint(text),
+    failure_summary: text === null ? null : summariseFailure(text),
+    failure_text: text,
+    quarantined: ctx.quarantined.has(x.testId) ? 1 : 0,
+  };
+}
+
+function newTestCase(x: IdentifiedAttempt, repoId: string, variant: string, now: number): TestCaseRow {
+  const a = x.attempt;
+  return {
+    id: x.testId,
+    repo_id: repoId,
+    name: a.name,
+    parent: a.parent,
+    classname: a.classname,
+    file: a.file,
+    variant,
+    codeowners: '[]',
+    status: 'HEALTHY',
+    status_reason: NEW_TEST_REASON,
+    status_at: x.at,
+    monitors: '{}',
+    has_active_monitor: 0,
+    manual_flag: null,
+    quarantine_override: 'AUTO',
+    quarantined: 0,
+    quarantine_setting: null,
+    quarantined_at: null,
+    ticket_id: null,
+    ticket_url: null,
+    first_seen_at: now,
+    last_seen_at: now,
+    prs_impacted_7d: 0,
+    rollup_at: now,
+  };
+}
+
+function ownersByTest(
+  attempts: readonly IdentifiedAttempt[],
+  rules: readonly CodeownersRule[],
+): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const x of attempts) {
+    if (!owners.has(x.testId))
+      owners.set(x.testId, JSON.stringify(x.attempt.file ? ownersFor(rules, x.attempt.file) : []));
+  }
+  return owners;
+}
+
+async function previousUpload(
+  db: Queryable,
+  caller: Caller,
+  meta: UploadMeta,
+): Promise<UploadResult | undefined> {
+  if (meta.upload_key === undefined) return undefined;
+  const repo = await findRepo(db, caller.orgId, repoKey(meta.repo));
+  const row = repo === undefined ? undefined : await findUploadByKey(db, repo.id, meta.upload_key);
+  return row === undefined ? undefined : { ...(JSON.parse(row.result) as UploadResult), duplicate: true };
+}
+
+/**
+ * Stores an upload's parsed files and updates the health of every test it touched, in one
+ * transaction: a crash leaves either the whole upload or none of it. Creates the repository on
+ * its first upload. A repeated upload_key answers the first upload's result and stores nothing.
+ */
+export async function ingestUpload(
+  ctx: AppContext,
+  caller: Caller,
+  meta: UploadMeta,
+  files: readonly ParsedFile[],
+  source: 'multipart' | 'bundle',
+): Promise<UploadResult> {
+  checkOrgSlug(caller, meta.org_url_slug);
+  const earlier = await previousUpload(ctx.db, caller, meta);
+  if (earlier !== undefined) return earlier;
+  const now = ctx.now();
+  const variant = meta.variant ?? '';
+  const rules = meta.codeowners === undefined ? undefined : parseCodeowners(meta.codeowners).rules;
+  return ctx.db.transaction().execute(async (trx) => {
+    const { repository } = await ensureRepository(trx, caller, meta.repo, now);
+    await lockRepositoryHealth(trx, repository.id);
+    const again = await previousUpload(trx, caller, meta);
+    if (again !== undefined) return again;
+    const uploadId = randomUUID();
+    const attempts = identify(files, caller.orgSlug, repository, variant, now);
+    const firstOfEach = new Map<string, IdentifiedAttempt>();
+    for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
+    const ids = [...firstOfEach.keys()];
+    await insertMissingTestCases(
+      trx,
+      [...firstOfEach.values()].map((x) => newTestCase(x, repository.id, variant, now)),
+    );
+    await touchTestCases(trx, ids, now, rules === undefined ? undefined : ownersByTest(attempts, rules));
+    const before = await findTestCases(trx, repository.id, ids);
+    const quarantined = new Set(before.filter((r) => r.quarantined === 1).map((r) => r.id));
+    await insertResults(
+      trx,
+      attempts.map((x) => resultRow(x, { repoId: repository.id, uploadId, meta, quarantined })),
+    );
+    const settings = await loadHealthSettings(trx, repository.id);
+    const outcome = await recomputeTests(trx, repository.id, ids, settings, {
+      now,
+      commitShas: [meta.commit_sha],
+      by: `upload ${uploadId}`,
+    });
+    const result = buildResult({
+      uploadId,
+      repository,
+      files,
+      attempts,
+      quarantinedAfter: outcome.quarantined,
+    });
+    await insertUpload(trx, {
+      id: uploadId,
+      repo_id: repository.id,
+      upload_key: meta.upload_key ?? null,
+      source,
+      branch: meta.branch,
+      commit_sha: meta.commit_sha,
+      pr_number: meta.pr_number ?? null,
+      job_name: meta.job_name ?? null,
+      job_url: meta.job_url ?? null,
+      variant,
+      created_at: now,
+      result: JSON.stringify(result),
+    });
+    return result;
+  });
+}

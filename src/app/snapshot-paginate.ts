@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Queryable } from '../store/db.ts';
+import type { Tables } from '../store/schema.ts';
+import { findSnapshot, saveSnapshot, snapshotItems } from '../store/snapshots.ts';
+import { invalidPageToken, PageTokens } from './page-token.ts';
+import type { PageInfo, PageQuery } from './paginate.ts';
+
+/** How long a snapshot's page tokens stay valid. */
+export const SNAPSHOT_TTL_MS = 60 * 60 * 1000;
+
+/** A list whose order can change while someone pages through it. */
+export interface SnapshotSource<R> {
+  count(): Promise<number>;
+  /** The first `limit` rows in list order, read live. */
+  firstPage(limit: number): Promise<R[]>;
+  /** Inserts (snapshot_id, pos, item_id) rows for the whole list in order (one INSERT … SELECT). */
+  fill(db: Queryable, snapshotId: string): Promise<void>;
+  /** The rows with these ids, in any order. */
+  load(ids: readonly string[]): Promise<R[]>;
+  idOf(row: R): string;
+}
+
+/** What a token of a snapshotted list carries: the snapshot (null: the live single page) and page index. */
+interface SnapshotPosition {
+  s: string | null;
+  i: number;
+}
+
+function pageInfo(
+  tokens: PageTokens,
+  hash: string,
+  total: number,
+  size: number,
+  at: SnapshotPosition,
+): PageInfo {
+  const pages = Math.ceil(total / size);
+  const sign = (i: number) => tokens.sign(hash, { s: at.s, i });
+  return {
+    total_rows: total,
+    total_pages: pages,
+    next_page_token: at.i + 1 < pages ? sign(at.i + 1) : '',
+    prev_page_token: at.i > 0 ? sign(at.i - 1) : '',
+    last_page_token: pages > 0 ? sign(pages - 1) : '',
+    page_index: at.i,
+  };
+}
+
+async function pageOf<R>(db: Queryable, source: SnapshotSource<R>, id: string, index: number, size: number) {
+  const ids = await snapshotItems(db, id, index * size + 1, (index + 1) * size);
+  const rows = new Map((await source.load(ids)).map((r) => [source.idOf(r), r]));
+  return ids.flatMap((i) => rows.get(i) ?? []);
+}
+
+/**
+ * Pages through a list with a changeable order. The first page is read live; when the list has more
+ * than one page its order is frozen in a snapshot, and every later page token points into that
+ * snapshot, so a walk sees each row exactly once and total_rows stays fixed. Tokens expire with the
+ * snapshot after an hour (400 INVALID_PAGE_TOKEN: start again).
+ */
+export async function snapshotPaginate<R>(
+  db: Kysely<Tables>,
+  tokens: PageTokens,
+  queryParts: readonly unknown[],
+  query: PageQuery,
+  source: SnapshotSource<R>,
+  now: number,
+): Promise<{ rows: R[]; page: PageInfo }> {
+  const size = query.page_size;
+  const hash = PageTokens.queryHash([...queryParts, size]);
+  const at = tokens.verify<SnapshotPosition>(hash, query.page_token);
+  if (at !== undefined && at.s !== null) {
+    const snapshot = await findSnapshot(db, at.s);
+    if (
+      snapshot === undefined ||
+      snapshot.query_hash !== hash ||
+      now - snapshot.created_at > SNAPSHOT_TTL_MS
+    ) {
+      throw invalidPageToken('it has expired (page tokens last one hour)');
+    }
+    return {
+      rows: await pageOf(db, source, at.s, at.i, size),
+      page: pageInfo(tokens, hash, snapshot.total, size, at),
+    };
+  }
+  const total = await source.count();
+  if (total <= size) {
+    return {
+      rows: await source.firstPage(size),
+      page: pageInfo(tokens, hash, total, size, { s: null, i: 0 }),
+    };
+  }
+  const id = randomUUID();
+  const frozen = await db
+    .transaction()
+    .execute((trx) => saveSnapshot(trx, { id, queryHash: hash, createdAt: now }, (d) => source.fill(d, id)));
+  return {
+    rows: await pageOf(db, source, id, 0, size),
+    page: pageInfo(tokens, hash, frozen, size, { s: id, i: 0 }),
+  };
+}

@@ -1,0 +1,37 @@
+import { Type } from 'typebox';
+import { getSettings, updateSettings } from '../../../app/health/manage.ts';
+import { callerOf } from '../../plugins/auth.ts';
+import { authenticatedErrors } from '../../schemas/common.ts';
+import { Scoped, SettingsPatch, SettingsRecord } from '../../schemas/flaky-manage.ts';
+import type { Api, RouteDeps } from '../../types.ts';
+
+const Response = Type.Object({ settings: SettingsRecord });
+
+/** Mainline extension: read and change a repository's quarantine switches and detection monitors. */
+export function registerSettings(app: Api, { ctx }: RouteDeps): void {
+  app.post(
+    '/flaky-tests/get-repository-settings',
+    {
+      schema: {
+        tags: ['flaky tests'],
+        summary: 'Quarantine switches and detection monitors of a repository (Mainline extension)',
+        body: Type.Object(Scoped),
+        response: { 200: Response, ...authenticatedErrors },
+      },
+    },
+    async (request) => getSettings(ctx, callerOf(request), request.body),
+  );
+  app.post(
+    '/flaky-tests/update-repository-settings',
+    {
+      schema: {
+        tags: ['flaky tests'],
+        summary:
+          'Change quarantine switches and monitors; a monitor list given replaces the list (Mainline extension)',
+        body: Type.Object({ ...Scoped, settings: SettingsPatch }),
+        response: { 200: Response, ...authenticatedErrors },
+      },
+    },
+    async (request) => updateSettings(ctx, callerOf(request), request.body),
+  );
+}

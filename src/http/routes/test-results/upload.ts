@@ -1,0 +1,89 @@
+import type { MultipartFile } from '@fastify/multipart';
+import multipart from '@fastify/multipart';
+import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
+import { ingestUpload } from '../../../app/ingest/ingest.ts';
+import { type ParsedFile, parseJunitFile } from '../../../app/ingest/parse-file.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { validatorFor } from '../../meta.ts';
+import { callerOf } from '../../plugins/auth.ts';
+import { authenticatedErrors } from '../../schemas/common.ts';
+import { UploadMeta, UploadResponse } from '../../schemas/upload.ts';
+import type { Api, RouteDeps } from '../../types.ts';
+
+const readMeta = validatorFor<Meta>(UploadMeta, 'meta');
+const MAX_FILES = 1000;
+
+async function readFilePart(part: MultipartFile, maxBytes: number): Promise<ParsedFile> {
+  const parsed = await parseJunitFile(part.filename || 'junit.xml', part.file, maxBytes);
+  part.file.resume();
+  if (part.file.truncated) {
+    return {
+      name: parsed.name,
+      attempts: [],
+      summary: {
+        ...parsed.summary,
+        ok: false,
+        problems: [{ severity: 'error', message: `the file is larger than ${maxBytes} bytes` }],
+      },
+    };
+  }
+  return parsed;
+}
+
+/** POST /v1/test-results/upload: multipart with a `meta` JSON part and `junit` file parts. */
+export function registerUpload(app: Api, { ctx }: RouteDeps): void {
+  const maxBytes = ctx.config.maxFileBytes;
+  app.register(async (scope) => {
+    await scope.register(multipart, {
+      throwFileSizeLimit: false,
+      limits: {
+        fileSize: maxBytes,
+        files: MAX_FILES,
+        fields: 10,
+        fieldSize: 2 * 1024 * 1024,
+        parts: MAX_FILES + 10,
+      },
+    });
+    scope.post(
+      '/test-results/upload',
+      {
+        schema: {
+          tags: ['test results'],
+          summary:
+            'Upload JUnit XML results (multipart: a `meta` JSON part and one or more `junit` files, plain or gzip)',
+          response: { 200: UploadResponse, ...authenticatedErrors },
+        },
+      },
+      async (request) => {
+        if (!request.isMultipart()) {
+          throw new AppError(
+            'UNSUPPORTED_MEDIA_TYPE',
+            'Send multipart/form-data with a meta part and junit file parts',
+          );
+        }
+        let meta: Meta | undefined;
+        const files: ParsedFile[] = [];
+        for await (const part of request.parts()) {
+          if (part.fieldname === 'meta') {
+            meta = readMeta(
+              part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
+            );
+          } else if (part.type === 'file') {
+            files.push(await readFilePart(part, maxBytes));
+          }
+        }
+        if (meta === undefined)
+          throw new AppError(
+            'VALIDATION_FAILED',
+            'The upload has no meta part: add a form field named meta holding the JSON described in the docs',
+          );
+        if (files.length === 0)
+          throw new AppError(
+            'VALIDATION_FAILED',
+            'The upload has no files: add one or more file parts named junit',
+          );
+        return ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
+      },
+    );
+  });
+}

@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import { chunked, type Queryable } from './db.ts';
+import type { TestCaseRow } from './test-cases.ts';
+
+/** Trunk's default order of unhealthy tests: PRs impacted (most first), then name, then id. */
+const UNHEALTHY_ORDER = sql`prs_impacted_7d desc, name, id`;
+
+export async function countByStatus(db: Queryable, repoId: string, status: string): Promise<number> {
+  const row = await db
+    .selectFrom('test_cases')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('repo_id', '=', repoId)
+    .where('status', '=', status)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export function firstByStatus(
+  db: Queryable,
+  repoId: string,
+  status: string,
+  limit: number,
+): Promise<TestCaseRow[]> {
+  return db
+    .selectFrom('test_cases')
+    .selectAll()
+    .where('repo_id', '=', repoId)
+    .where('status', '=', status)
+    .orderBy('prs_impacted_7d', 'desc')
+    .orderBy('name')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Freezes the order of a repository's tests with a status into snapshot rows. */
+export async function fillByStatus(
+  db: Queryable,
+  snapshotId: string,
+  repoId: string,
+  status: string,
+): Promise<void> {
+  await sql`insert into list_snapshot_rows (snapshot_id, pos, item_id)
+    select ${snapshotId}, row_number() over (order by ${UNHEALTHY_ORDER}), id
+    from test_cases where repo_id = ${repoId} and status = ${status}`.execute(db);
+}
+
+export function testCasesByIds(db: Queryable, ids: readonly string[]): Promise<TestCaseRow[]> {
+  return Promise.all(
+    chunked(ids).map((part) => db.selectFrom('test_cases').selectAll().where('id', 'in', part).execute()),
+  ).then((parts) => parts.flat());
+}
+
+/** The sort key of the quarantined list. */
+export interface NameKey {
+  readonly name: string;
+  readonly id: string;
+}
+
+export async function countQuarantined(db: Queryable, repoId: string): Promise<number> {
+  const row = await db
+    .selectFrom('test_cases')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('repo_id', '=', repoId)
+    .where('quarantined', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Quarantined tests by (name, id), strictly after or before a key, ascending or descending. Keyset. */
+export function listQuarantined(
+  db: Queryable,
+  repoId: string,
+  cursor: { after?: NameKey | undefined } | { before?: NameKey | undefined },
+  limit: number,
+): Promise<TestCaseRow[]> {
+  const descending = 'before' in cursor;
+  const key = 'before' in cursor ? cursor.before : 'after' in cursor ? cursor.after : undefined;
+  let query = db
+    .selectFrom('test_cases')
+    .selectAll()
+    .where('repo_id', '=', repoId)
+    .where('quarantined', '=', 1);
+  if (key !== undefined) {
+    query = query.where((eb) =>
+      eb(eb.refTuple('name', 'id'), descending ? '<' : '>', eb.tuple(key.name, key.id)),
+    );
+  }
+  const order = descending ? 'desc' : 'asc';
+  return query.orderBy('name', order).orderBy('id', order).limit(limit).execute();
+}
+
+/** Tests with a failure in [start, end), most failures first. */
+const FAILING = (repoId: string, start: number, end: number) => sql`
+  select r.test_case_id as id, count(*) as failures, min(t.name) as name
+  from test_results r join test_cases t on t.id = r.test_case_id
+  where r.repo_id = ${repoId} and r.outcome = 'failed' and r.at >= ${start} and r.at < ${end}
+  group by r.test_case_id`;
+
+export async function countFailing(
+  db: Queryable,
+  repoId: string,
+  start: number,
+  end: number,
+): Promise<number> {
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(*) as n from (${FAILING(repoId, start, end)}) f`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+export async function firstFailing(
+  db: Queryable,
+  repoId: string,
+  start: number,
+  end: number,
+  limit: number,
+): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`select id from (${FAILING(repoId, start, end)}) f
+    order by failures desc, name, id limit ${limit}`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+export async function fillFailing(
+  db: Queryable,
+  snapshotId: string,
+  repoId: string,
+  start: number,
+  end: number,
+): Promise<void> {
+  await sql`insert into list_snapshot_rows (snapshot_id, pos, item_id)
+    select ${snapshotId}, row_number() over (order by failures desc, name, id), id
+    from (${FAILING(repoId, start, end)}) f`.execute(db);
+}
