@@ -5,7 +5,10 @@ import { openDatabase } from '../db/database.ts';
 import { AppError } from '../domain/errors.ts';
 import { startServer } from '../main.ts';
 import { MigrationError, migrateToLatest } from '../store/migrate.ts';
+import { CliError } from './client.ts';
 import { formatTokenTable } from './format.ts';
+import { testCommand } from './test-command.ts';
+import { clientContext, upload } from './upload.ts';
 
 const USAGE = `Usage: mainline <command> [options]
 
@@ -17,7 +20,23 @@ Commands:
   token list [--org <slug>] [--json]
                                  list tokens (never the tokens themselves)
   token revoke <token-id>        revoke a token; requests with it get 401 at once
+  upload --junit <glob> [options]
+                                 send JUnit XML reports to a Mainline server (from CI)
+  test [upload options] -- <command…>
+                                 run the command, upload its JUnit reports, and exit 0 when
+                                 every failed test is quarantined
   help                           show this text
+
+Upload options (flags win over what is detected from the CI's environment):
+  --junit <glob>                 JUnit XML files, e.g. 'reports/**/*.xml' (repeatable; required)
+  --org <slug>                   organization (default: MAINLINE_ORG)
+  --token <token>                API token (default: MAINLINE_TOKEN)
+  --url <url>                    server (default: MAINLINE_URL, else http://127.0.0.1:8080)
+  --repo <host/owner/name>       repository; owner/name means github.com
+  --branch <name>  --sha <commit>  --pr <number>
+  --job-name <name>  --job-url <url>  --variant <name>  --upload-key <key>
+  --codeowners <path>            default: CODEOWNERS in .github/, the root, docs/ or .gitlab/
+  --json                         print the server's response as JSON
 
 Configuration comes from environment variables; see README.md.`;
 
@@ -123,6 +142,10 @@ export async function main(argv: string[], out: Out = defaultOut): Promise<numbe
         return await migrate(out);
       case 'token':
         return await token(rest, out);
+      case 'upload':
+        return await upload(rest, clientContext(out));
+      case 'test':
+        return await testCommand(rest, clientContext(out));
       case 'help':
       case '--help':
       case '-h':
@@ -137,6 +160,10 @@ export async function main(argv: string[], out: Out = defaultOut): Promise<numbe
 }
 
 function report(error: unknown, out: Out): number {
+  if (error instanceof CliError) {
+    out.err(`mainline: ${error.message}${error.showUsage ? `\n\n${USAGE}` : ''}`);
+    return error.exitCode;
+  }
   if (error instanceof UsageError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     out.err(`mainline: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
