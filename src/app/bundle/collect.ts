@@ -1,0 +1,146 @@
+/**
+ * The tar visitor: decides which entries are kept (meta.json, CODEOWNERS, JUnit files), enforces the
+ * entry-count and per-entry caps, and skips everything else without buffering it.
+ *
+ * Policy for hostile entries: symlinks, hard links, devices, FIFOs, unknown entry types, absolute
+ * paths and paths with `..` are SKIPPED with a problem; the rest of the bundle is still read (we never
+ * write entries to disk, so such an entry can do no harm once skipped). A JUnit file meta.json lists
+ * but that was skipped is then reported missing. Size and count limits refuse the whole bundle.
+ */
+import { type ParsedMeta, parseMeta } from './meta.ts';
+import { checkEntryPath, looksLikeJunit } from './paths.ts';
+import type { EntryDecision, TarEntry, TarVisitor } from './tar.ts';
+import { type BundleFile, type BundleLimits, fail, formatBytes, OK, type Verdict } from './types.ts';
+
+const META_NAME = 'meta.json';
+const CODEOWNERS_NAME = 'CODEOWNERS';
+const SKIP: EntryDecision = { ok: true, keep: false };
+const KEEP: EntryDecision = { ok: true, keep: true };
+
+type Role = 'meta' | 'codeowners' | 'junit';
+
+interface Current {
+  readonly role: Role;
+  readonly name: string;
+  readonly bytes: Uint8Array;
+  filled: number;
+}
+
+export class BundleCollector implements TarVisitor {
+  readonly problems: string[] = [];
+  meta: ParsedMeta | undefined;
+  codeowners: Uint8Array | undefined;
+  /** Kept JUnit candidates, in tar order. */
+  readonly candidates = new Map<string, Uint8Array>();
+  private entries = 0;
+  private current: Current | undefined;
+
+  constructor(private readonly limits: BundleLimits) {}
+
+  entry(entry: TarEntry): EntryDecision {
+    this.entries++;
+    if (this.entries > this.limits.maxEntries) {
+      return fail('too_large', `the bundle has more than ${this.limits.maxEntries} entries`);
+    }
+    if (entry.type === 'directory') return SKIP;
+    if (entry.type !== 'file') {
+      this.problems.push(
+        `skipped ${entry.type} entry ${JSON.stringify(entry.name)}: only regular files are read`,
+      );
+      return SKIP;
+    }
+    const checked = checkEntryPath(entry.name);
+    if (!checked.ok) {
+      this.problems.push(`skipped entry ${JSON.stringify(entry.name)}: ${checked.reason}`);
+      return SKIP;
+    }
+    if (entry.size > this.limits.maxFileBytes) {
+      return fail(
+        'too_large',
+        `entry "${checked.path}" is ${entry.size} bytes; the per-file limit is ${formatBytes(this.limits.maxFileBytes)}`,
+      );
+    }
+    return this.decide(checked.path, entry.size);
+  }
+
+  data(bytes: Uint8Array): Verdict {
+    const current = this.current;
+    if (current === undefined || current.filled + bytes.length > current.bytes.length) {
+      throw new Error('tar reader passed more data than the entry declared');
+    }
+    current.bytes.set(bytes, current.filled);
+    current.filled += bytes.length;
+    return OK;
+  }
+
+  entryEnd(): Verdict {
+    const current = this.current;
+    this.current = undefined;
+    if (current === undefined) throw new Error('tar reader ended an entry that was not kept');
+    if (current.role === 'junit') this.candidates.set(current.name, current.bytes);
+    if (current.role === 'codeowners') this.codeowners = current.bytes;
+    if (current.role !== 'meta') return OK;
+    this.meta = parseMeta(current.bytes);
+    return this.meta.ok ? OK : this.meta;
+  }
+
+  private decide(name: string, size: number): EntryDecision {
+    const role = this.roleOf(name);
+    if (role === undefined) return SKIP;
+    if (role === 'meta') {
+      if (this.meta !== undefined) return fail('invalid_meta', 'the bundle has more than one meta.json');
+      if (size > this.limits.maxMetaBytes) {
+        return fail(
+          'too_large',
+          `meta.json is ${size} bytes; the limit is ${formatBytes(this.limits.maxMetaBytes)}`,
+        );
+      }
+    } else if (role === 'codeowners' && size > this.limits.maxCodeownersBytes) {
+      this.problems.push(
+        `skipped CODEOWNERS: ${size} bytes is over ${formatBytes(this.limits.maxCodeownersBytes)}`,
+      );
+      return SKIP;
+    } else if (this.candidates.has(name) || (role === 'codeowners' && this.codeowners !== undefined)) {
+      this.problems.push(`skipped a second entry named ${JSON.stringify(name)}`);
+      return SKIP;
+    }
+    this.current = { role, name, bytes: new Uint8Array(size), filled: 0 };
+    return KEEP;
+  }
+
+  private roleOf(name: string): Role | undefined {
+    if (name === META_NAME) return 'meta';
+    if (name === CODEOWNERS_NAME) return 'codeowners';
+    // Once meta.json (the CLI's first entry) is read, keep exactly the files it lists.
+    const listed = this.meta?.ok ? this.meta.meta.junitFiles : [];
+    if (listed.length > 0) return listed.some((f) => f.path === name) ? 'junit' : undefined;
+    return looksLikeJunit(name) ? 'junit' : undefined;
+  }
+}
+
+/** The JUnit files to ingest: those meta.json lists, else every JUnit-looking entry. */
+export function selectJunitFiles(
+  collector: BundleCollector,
+  parsed: ParsedMeta & { ok: true },
+): BundleFile[] {
+  const listed = parsed.meta.junitFiles;
+  if (listed.length === 0) {
+    if (collector.candidates.size > 0)
+      collector.problems.push('meta.json lists no JUnit files; read every junit/* and *.xml entry');
+    return [...collector.candidates].map(([name, bytes]) => ({ name, bytes }));
+  }
+  return listed.flatMap((ref) => {
+    const bytes = collector.candidates.get(ref.path);
+    if (bytes === undefined) {
+      collector.problems.push(`meta.json lists ${JSON.stringify(ref.path)} but the bundle has no such file`);
+      return [];
+    }
+    return [
+      {
+        name: ref.path,
+        bytes,
+        ...(ref.originalPath === undefined ? {} : { originalPath: ref.originalPath }),
+      },
+    ];
+  });
+}

@@ -1,0 +1,137 @@
+import type { RepoRef } from '../../cli/ci-env.ts';
+
+export type { RepoRef };
+
+/** Caps that keep reading one bundle within bounded memory and time. */
+export interface BundleLimits {
+  /** Decompressed bytes of the whole tar (every entry, headers and padding included). */
+  readonly maxTotalBytes: number;
+  /** Bytes of any one tar entry, as its header declares (checked before its data is read). */
+  readonly maxFileBytes: number;
+  /** Tar entries of any kind (files, directories, links…). */
+  readonly maxEntries: number;
+  /** Bytes of meta.json, which is parsed in memory. */
+  readonly maxMetaBytes: number;
+  /** Bytes of the CODEOWNERS entry; a larger one is skipped with a problem. */
+  readonly maxCodeownersBytes: number;
+  /**
+   * zstd window a frame may declare. fzstd allocates the window up front and slides it with a copy
+   * per 128 KiB block, so the window bounds both memory and time. 8 MiB covers zstd levels ≤ 19
+   * (the analytics CLI compresses at level 15, a 4 MiB window); `--long`/`--ultra` frames are refused.
+   */
+  readonly maxWindowBytes: number;
+}
+
+const MiB = 1024 * 1024;
+
+export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
+  maxTotalBytes: 512 * MiB,
+  maxFileBytes: 100 * MiB,
+  maxEntries: 10_000,
+  maxMetaBytes: 32 * MiB,
+  maxCodeownersBytes: 4 * MiB,
+  maxWindowBytes: 8 * MiB,
+};
+
+/** Why a bundle was refused, for mapping onto an HTTP status. */
+export type BundleErrorCode =
+  /** Not a zstd (or gzip, or plain) tar at all: 415. */
+  | 'unsupported_format'
+  /** Truncated or damaged zstd, gzip or tar data: 400. */
+  | 'corrupt'
+  /** A size, entry-count or zstd-window limit was passed: 413. */
+  | 'too_large'
+  /** meta.json is missing, not JSON, or does not say which repository and commit: 400. */
+  | 'invalid_meta';
+
+/** The outcome of one step of reading. */
+export type Verdict =
+  /** Carry on. */
+  | { readonly ok: true }
+  /** Stop: the bundle is refused. */
+  | { readonly ok: false; readonly code: BundleErrorCode; readonly error: string };
+
+export type Failure = Extract<Verdict, { ok: false }>;
+
+export const OK: Verdict = { ok: true };
+
+export function fail(code: BundleErrorCode, error: string): Failure {
+  return { ok: false, code, error };
+}
+
+/** A JUnit file meta.json lists (a `files[]` item of a `Junit` file set). */
+export interface BundleJunitFileRef {
+  /** Path of the entry inside the tar, e.g. `junit/0`. */
+  readonly path: string;
+  /** Where the CLI found the file on the CI machine (absolute). */
+  readonly originalPath?: string;
+  /** The same, relative to the repository root (CLI ≥ 0.5.33). */
+  readonly originalPathRel?: string;
+}
+
+/** What Mainline's ingestion needs from a bundle's meta.json (field names follow the upload contract). */
+export interface BundleUploadMeta {
+  readonly repo: RepoRef;
+  /** meta.json `org`: the organization URL slug the CLI was given. */
+  readonly orgSlug?: string;
+  readonly repoUrl?: string;
+  readonly branch?: string;
+  readonly commitSha: string;
+  /** Seconds since the epoch. */
+  readonly commitEpoch?: number;
+  readonly commitMessage?: string;
+  readonly authorName?: string;
+  readonly authorEmail?: string;
+  readonly prNumber?: number;
+  readonly prTitle?: string;
+  readonly jobName?: string;
+  readonly jobUrl?: string;
+  readonly runAttempt?: number;
+  readonly variant?: string;
+  /** Content of the bundle's CODEOWNERS entry, when it carries one. */
+  readonly codeowners?: string;
+  /** Where the CLI found CODEOWNERS on the CI machine (meta.json `codeowners.path`). */
+  readonly codeownersPath?: string;
+  /** meta.json `upload_time_epoch`: seconds since the epoch. */
+  readonly uploadTimeEpoch?: number;
+  readonly testCommand?: string;
+  readonly cliVersion?: string;
+  /** `bundle_upload_id_v2`, else `bundle_upload_id`: the id createBundleUpload returned. */
+  readonly bundleUploadId?: string;
+  readonly tags: readonly { readonly key: string; readonly value: string }[];
+  /** The CI environment variables the CLI recorded (string values only). */
+  readonly envs: Readonly<Record<string, string>>;
+  /** JUnit files listed in meta.json; empty when it lists none (then every `*.xml` entry is used). */
+  readonly junitFiles: readonly BundleJunitFileRef[];
+}
+
+/** A JUnit file read from the bundle. */
+export interface BundleFile {
+  /** Path inside the tar, normalised (no `./`), e.g. `junit/0`. */
+  readonly name: string;
+  readonly originalPath?: string;
+  readonly bytes: Uint8Array;
+}
+
+/** The container the bytes came in. */
+export type BundleFormat = 'tar+zstd' | 'tar+gzip' | 'tar';
+
+export type BundleResult =
+  /** The bundle was read; `problems` lists what was skipped or odd but did not refuse it. */
+  | {
+      readonly ok: true;
+      readonly format: BundleFormat;
+      readonly meta: BundleUploadMeta;
+      /** meta.json as parsed, for debugging. */
+      readonly rawMeta: Readonly<Record<string, unknown>>;
+      readonly files: readonly BundleFile[];
+      readonly problems: readonly string[];
+    }
+  /** The bundle was refused; nothing in it should be ingested. */
+  | { readonly ok: false; readonly code: BundleErrorCode; readonly error: string };
+
+export function formatBytes(n: number): string {
+  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}

@@ -1,0 +1,50 @@
+/** BundleUploadMeta → the snake_case `meta` of POST /v1/test-results/upload (docs/upload-contract.md). */
+import type { BundleUploadMeta, RepoRef } from './types.ts';
+
+/** Structurally the same as the upload contract's `meta`, so ingestion can take either. */
+export interface BundleAsUploadMeta {
+  repo: RepoRef;
+  org_url_slug: string;
+  branch: string;
+  commit_sha: string;
+  pr_number?: number;
+  pr_title?: string;
+  job_name?: string;
+  job_url?: string;
+  variant?: string;
+  run_attempt?: number;
+  codeowners?: string;
+  upload_key?: string;
+}
+
+export type UploadMetaOutcome =
+  /** Ready for ingestion. */
+  | { readonly ok: true; readonly meta: BundleAsUploadMeta }
+  /** A field the contract requires is missing. */
+  | { readonly ok: false; readonly error: string };
+
+/**
+ * `orgSlug` is the organization the upload is for (from the token / createBundleUpload), which wins
+ * over meta.json's `org`; `upload_key` is the bundle's upload id, so a re-sent bundle is a duplicate.
+ */
+export function toUploadMeta(meta: BundleUploadMeta, orgSlug?: string): UploadMetaOutcome {
+  const org = orgSlug ?? meta.orgSlug;
+  if (org === undefined) return { ok: false, error: 'meta.json names no organization (org)' };
+  if (meta.branch === undefined)
+    return { ok: false, error: 'meta.json names no branch (repo.repo_head_branch)' };
+  const optional: Partial<BundleAsUploadMeta> = {
+    pr_number: meta.prNumber,
+    pr_title: meta.prTitle,
+    job_name: meta.jobName,
+    job_url: meta.jobUrl,
+    variant: meta.variant,
+    run_attempt: meta.runAttempt,
+    codeowners: meta.codeowners,
+    upload_key: meta.bundleUploadId,
+  };
+  const present = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined));
+  return {
+    ok: true,
+    meta: { repo: meta.repo, org_url_slug: org, branch: meta.branch, commit_sha: meta.commitSha, ...present },
+  };
+}
