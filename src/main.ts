@@ -3,6 +3,7 @@ import { ensureBootstrapToken } from './app/tokens.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { buildApp } from './http/app.ts';
+import { type Sweeper, startHealthSweep } from './runner/health-sweep.ts';
 import { migrateToLatest } from './store/migrate.ts';
 
 export interface Server {
@@ -40,14 +41,32 @@ export async function startServer(config: Config): Promise<Server> {
       }
     }
     const url = await app.listen({ host: config.host, port: config.port });
-    return { app, database, url, close: () => shutdown(app, database, config.shutdownTimeoutSeconds) };
+    const sweeper =
+      config.healthSweepSeconds > 0
+        ? startHealthSweep(
+            { db: database.db, config, now: Date.now },
+            config.healthSweepSeconds * 1000,
+            app.log,
+          )
+        : undefined;
+    return {
+      app,
+      database,
+      url,
+      close: () => shutdown(app, database, sweeper, config.shutdownTimeoutSeconds),
+    };
   } catch (error) {
     await database.close();
     throw error;
   }
 }
 
-async function shutdown(app: FastifyInstance, database: Database, timeoutSeconds: number): Promise<void> {
+async function shutdown(
+  app: FastifyInstance,
+  database: Database,
+  sweeper: Sweeper | undefined,
+  timeoutSeconds: number,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
@@ -58,5 +77,6 @@ async function shutdown(app: FastifyInstance, database: Database, timeoutSeconds
   });
   await Promise.race([app.close(), deadline]);
   clearTimeout(timer);
+  await sweeper?.stop();
   await database.close();
 }

@@ -10,7 +10,7 @@ import {
   type GitRunner,
   parseGitRemote,
   type RepoRef,
-} from './ci-env.ts';
+} from '../domain/ci-env.ts';
 import { CliError, postUpload, type UploadFile, type UploadMeta, type UploadResponse } from './client.ts';
 import { expandGlobs } from './globs.ts';
 import { formatSummary } from './upload-summary.ts';

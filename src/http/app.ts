@@ -6,6 +6,7 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app/context.ts';
 import { PageTokens } from '../app/page-token.ts';
+import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { getOrCreateSecret } from '../store/secrets.ts';
@@ -20,6 +21,9 @@ import { registerListQuarantined } from './routes/flaky-tests/list-quarantined.t
 import { registerListUnhealthy } from './routes/flaky-tests/list-unhealthy.ts';
 import { registerSettings } from './routes/flaky-tests/settings.ts';
 import { registerTestControls } from './routes/flaky-tests/test-controls.ts';
+import { registerCreateBundleUpload } from './routes/metrics/create-bundle-upload.ts';
+import { registerGetQuarantineConfig } from './routes/metrics/get-quarantine-config.ts';
+import { registerRawRoutes } from './routes/metrics/raw-routes.ts';
 import { registerHealth } from './routes/ops/health.ts';
 import { registerStatus } from './routes/ops/status.ts';
 import { registerCreateRepository } from './routes/repositories/create.ts';
@@ -51,6 +55,8 @@ const V1_ROUTES: ReadonlyArray<(app: Api, deps: RouteDeps) => void> = [
   registerLinkTicket,
   registerSettings,
   registerTestControls,
+  registerCreateBundleUpload,
+  registerGetQuarantineConfig,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -96,14 +102,16 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const { config, database } = options;
   const now = options.now ?? Date.now;
   const ctx: AppContext = { db: database.db, config, now };
-  const secret = await getOrCreateSecret(
-    database.db,
-    'page_tokens',
-    randomBytes(32).toString('base64url'),
-    now(),
-  );
+  const secret = (name: string) =>
+    getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
   let accepting = true;
-  const deps: RouteDeps = { ctx, database, pageTokens: new PageTokens(secret), isAccepting: () => accepting };
+  const deps: RouteDeps = {
+    ctx,
+    database,
+    pageTokens: new PageTokens(await secret('page_tokens')),
+    urlSigner: new UrlSigner(await secret('signed_urls')),
+    isAccepting: () => accepting,
+  };
 
   const app = Fastify({
     logger: loggerOptions(config),
@@ -134,6 +142,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     },
     { prefix: '/v1' },
   );
+  await app.register(async (raw) => registerRawRoutes(raw as unknown as Api, deps), { prefix: '/v1' });
   await app.ready();
   return app;
 }

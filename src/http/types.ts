@@ -8,6 +8,7 @@ import type {
 } from 'fastify';
 import type { AppContext } from '../app/context.ts';
 import type { PageTokens } from '../app/page-token.ts';
+import type { UrlSigner } from '../app/url-signer.ts';
 import type { Database } from '../db/database.ts';
 
 /** The Fastify instance routes are registered on, typed by the TypeBox provider. */
@@ -24,6 +25,8 @@ export interface RouteDeps {
   readonly ctx: AppContext;
   readonly database: Database;
   readonly pageTokens: PageTokens;
+  /** Signs the URLs handed out for unauthenticated use (bundle uploads). */
+  readonly urlSigner: UrlSigner;
   /** False while the server is shutting down: readiness answers 503. */
   readonly isAccepting: () => boolean;
 }

@@ -132,3 +132,17 @@ export async function fillFailing(
     select ${snapshotId}, row_number() over (order by failures desc, name, id), id
     from (${FAILING(repoId, start, end)}) f`.execute(db);
 }
+
+/** Ids of a repository's quarantined tests, by name. */
+export async function quarantinedIds(db: Queryable, repoId: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('test_cases')
+    .select('id')
+    .where('repo_id', '=', repoId)
+    .where('quarantined', '=', 1)
+    .orderBy('name')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}

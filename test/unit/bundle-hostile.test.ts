@@ -18,7 +18,7 @@ import {
   tarHeader,
   tarPadding,
   zstdStored,
-} from './bundle-helpers.ts';
+} from '../support/bundles.ts';
 
 const MiB = 1024 * 1024;
 const BLOCK = 128 * 1024;

@@ -16,7 +16,7 @@ import {
   tarHeader,
   tarPadding,
   zstdStored,
-} from './bundle-helpers.ts';
+} from '../support/bundles.ts';
 
 const FAIL_XML = junitFixture('01-trunk-analytics-cli-googletest-fail.xml');
 const PASS_XML = junitFixture('02-trunk-analytics-cli-googletest-pass-retry.xml');

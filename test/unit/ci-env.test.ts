@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type CiContext, detectCi, type Env, type GitRunner, parseGitRemote } from '../../src/cli/ci-env.ts';
+import {
+  type CiContext,
+  detectCi,
+  type Env,
+  type GitRunner,
+  parseGitRemote,
+} from '../../src/domain/ci-env.ts';
 
 const SHA = '0123456789abcdef0123456789abcdef01234567';
 const OTHER_SHA = 'fedcba9876543210fedcba9876543210fedcba98';

@@ -1,5 +1,5 @@
 /** meta.json → BundleUploadMeta. See index.ts for the format and its sources. */
-import { detectCi, parseGitRemote, type RepoRef } from '../../cli/ci-env.ts';
+import { detectCi, parseGitRemote, type RepoRef } from '../../domain/ci-env.ts';
 import { checkEntryPath } from './paths.ts';
 import { type BundleJunitFileRef, type BundleUploadMeta, type Failure, fail } from './types.ts';
 

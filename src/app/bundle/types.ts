@@ -1,4 +1,4 @@
-import type { RepoRef } from '../../cli/ci-env.ts';
+import type { RepoRef } from '../../domain/ci-env.ts';
 
 export type { RepoRef };
 

@@ -146,9 +146,9 @@ export async function testHistory(ctx: AppContext, caller: Caller, body: Scoped 
   const rows = await listEvents(ctx.db, test.id, undefined, 500);
   return {
     events: rows.map((r) => ({
+      ...(JSON.parse(r.data) as object),
       at: new Date(r.at).toISOString(),
       kind: r.kind,
-      ...(JSON.parse(r.data) as object),
     })),
   };
 }

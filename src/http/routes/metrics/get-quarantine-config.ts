@@ -1,0 +1,41 @@
+import { Type } from 'typebox';
+import { quarantineConfig } from '../../../app/health/quarantine-config.ts';
+import { callerOf } from '../../plugins/auth.ts';
+import { authenticatedErrors, RepoRef } from '../../schemas/common.ts';
+import type { Api, RouteDeps } from '../../types.ts';
+
+const Maybe = (t: ReturnType<typeof Type.String>) => Type.Optional(Type.Union([t, Type.Null()]));
+
+/** A test as the uploader sends it: mixed casing, most fields nullable (trunk-api.md §3). */
+const TestIdentifier = Type.Object({
+  name: Maybe(Type.String()),
+  parentName: Maybe(Type.String()),
+  className: Maybe(Type.String()),
+  file: Maybe(Type.String()),
+  id: Maybe(Type.String()),
+  variant: Maybe(Type.String()),
+});
+
+export function registerGetQuarantineConfig(app: Api, { ctx }: RouteDeps): void {
+  app.post(
+    '/metrics/getQuarantineConfig',
+    {
+      schema: {
+        tags: ['test results'],
+        summary:
+          'Which of these tests are quarantined (as trunk-analytics-cli asks before deciding its exit code)',
+        body: Type.Object({
+          repo: RepoRef,
+          orgUrlSlug: Type.String({ minLength: 1, maxLength: 64 }),
+          remoteUrls: Type.Optional(Type.Array(Type.String())),
+          testIdentifiers: Type.Optional(Type.Array(TestIdentifier, { maxItems: 100_000 })),
+        }),
+        response: {
+          200: Type.Object({ isDisabled: Type.Boolean(), testIds: Type.Array(Type.String()) }),
+          ...authenticatedErrors,
+        },
+      },
+    },
+    async (request) => quarantineConfig(ctx, callerOf(request), request.body),
+  );
+}

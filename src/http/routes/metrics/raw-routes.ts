@@ -1,0 +1,60 @@
+import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { receiveBundle } from '../../../app/ingest/bundle-upload.ts';
+import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
+import { validatorFor } from '../../meta.ts';
+import { ErrorEnvelope } from '../../schemas/common.ts';
+import { UploadMeta, UploadResponse } from '../../schemas/upload.ts';
+import type { Api, RouteDeps } from '../../types.ts';
+
+const validateMeta = validatorFor<Meta>(UploadMeta, 'bundle meta');
+
+/**
+ * Routes whose body is not JSON and that need no token: the PUT of a bundle to the signed URL
+ * (the URL is the credential, like a presigned S3 URL) and the uploader's telemetry.
+ */
+export async function registerRawRoutes(app: Api, { ctx, urlSigner }: RouteDeps): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.put(
+    '/metrics/bundle-uploads/:id',
+    {
+      schema: {
+        tags: ['test results'],
+        summary:
+          'PUT the bundle (tar + zstd with meta.json and JUnit files) to the URL createBundleUpload returned',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        querystring: Type.Object({ expires: Type.Integer(), signature: Type.String() }),
+        response: {
+          200: UploadResponse,
+          400: ErrorEnvelope,
+          403: ErrorEnvelope,
+          413: ErrorEnvelope,
+          415: ErrorEnvelope,
+        },
+      },
+    },
+    async (request) =>
+      receiveBundle(ctx, urlSigner, {
+        id: request.params.id,
+        expires: request.query.expires,
+        signature: request.query.signature,
+        body: (request.body ?? request.raw) as Readable,
+        validateMeta,
+      }),
+  );
+  app.post(
+    '/flakytests-cli/upload-metrics',
+    {
+      schema: {
+        tags: ['test results'],
+        summary: 'Uploader telemetry: accepted and ignored',
+        response: { 200: Type.Object({}) },
+      },
+    },
+    async (request) => {
+      (request.body as Readable | undefined)?.resume?.();
+      return {};
+    },
+  );
+}

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { junitXml, upload } from '../support/upload.ts';
+
+const names = Array.from({ length: 25 }, (_, i) => `test_${String(i).padStart(2, '0')}`);
+
+describe('paging through unhealthy tests', () => {
+  let t: TestApp;
+  let token: string;
+  const scope = { repo: REPO, org_url_slug: 'acme' };
+  const page = (page_query: object, status = 'FLAKY', tok = token) =>
+    t.post('/v1/flaky-tests/list-unhealthy-tests', { ...scope, status, page_query }, tok);
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    token = await t.token('acme');
+    // Every test fails then passes on one commit of PR 1: all 25 are FLAKY with one PR impacted.
+    await upload(
+      t,
+      token,
+      [{ name: 'a.xml', content: junitXml(names.map((name) => ({ name, fail: 'boom' }))) }],
+      { sha: 's1', pr: 1, branch: 'pr-1' },
+    );
+    await upload(t, token, [{ name: 'a.xml', content: junitXml(names.map((name) => ({ name }))) }], {
+      sha: 's1',
+      pr: 1,
+      branch: 'pr-1',
+    });
+  });
+  afterAll(() => t.close());
+
+  it('walks next_page_token over every test exactly once, even while uploads reorder the list', async () => {
+    const seen: string[] = [];
+    let token_ = '';
+    let pages = 0;
+    do {
+      const res = await page({ page_size: 10, page_token: token_ });
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body.page).toMatchObject({ total_rows: 25, total_pages: 3, page_index: pages });
+      seen.push(...body.tests.map((x: { name: string }) => x.name));
+      // Between pages, failures on new PRs push the tests at the end of the order to the front.
+      const tail = names.slice(-3 - pages * 3);
+      await upload(
+        t,
+        token,
+        [{ name: 'b.xml', content: junitXml(tail.map((name) => ({ name, fail: 'boom' }))) }],
+        { sha: `p${pages}`, pr: 100 + pages, branch: `pr-${100 + pages}` },
+      );
+      token_ = body.page.next_page_token;
+      pages += 1;
+    } while (token_ !== '');
+    expect(pages).toBe(3);
+    expect([...seen].sort()).toEqual(names);
+    expect(new Set(seen).size).toBe(25);
+  });
+
+  it('a new walk sees the new order: most PRs impacted first, then name', async () => {
+    const first = (await page({ page_size: 5 })).json().tests as {
+      name: string;
+      pull_requests_impacted_last_7d: number;
+    }[];
+    const counts = first.map((x) => x.pull_requests_impacted_last_7d);
+    expect(counts).toEqual([...counts].sort((a, b) => b - a));
+    expect(counts[0]).toBeGreaterThan(1);
+  });
+
+  it('moves back with prev_page_token and to the end with last_page_token', async () => {
+    const p0 = (await page({ page_size: 10 })).json();
+    expect(p0.page.prev_page_token).toBe('');
+    const p1 = (await page({ page_size: 10, page_token: p0.page.next_page_token })).json();
+    const back = (await page({ page_size: 10, page_token: p1.page.prev_page_token })).json();
+    expect(back.tests.map((x: { id: string }) => x.id)).toEqual(p0.tests.map((x: { id: string }) => x.id));
+    const last = (await page({ page_size: 10, page_token: p0.page.last_page_token })).json();
+    expect(last.tests).toHaveLength(5);
+    expect(last.page).toMatchObject({ page_index: 2, next_page_token: '' });
+  });
+
+  it('answers one page with empty tokens when everything fits', async () => {
+    const res = (await page({ page_size: 100 })).json();
+    expect(res.tests).toHaveLength(25);
+    expect(res.page).toMatchObject({
+      total_rows: 25,
+      total_pages: 1,
+      next_page_token: '',
+      prev_page_token: '',
+      page_index: 0,
+    });
+  });
+
+  it('refuses page_size outside 1–100 and a token from another query', async () => {
+    for (const page_size of [0, 101, 1.5]) {
+      const res = await page({ page_size });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.details[0].path).toBe('$.page_query.page_size');
+    }
+    const next = (await page({ page_size: 10 })).json().page.next_page_token;
+    expect((await page({ page_size: 10, page_token: next }, 'BROKEN')).json().error.code).toBe(
+      'INVALID_PAGE_TOKEN',
+    );
+    const quarantined = await t.post(
+      '/v1/flaky-tests/list-quarantined-tests',
+      { ...scope, page_query: { page_size: 10, page_token: next } },
+      token,
+    );
+    expect(quarantined.statusCode).toBe(400);
+  });
+
+  it('pages the quarantined list by name', async () => {
+    const seen: string[] = [];
+    let next = '';
+    do {
+      const body = (
+        await t.post(
+          '/v1/flaky-tests/list-quarantined-tests',
+          { ...scope, page_query: { page_size: 7, page_token: next } },
+          token,
+        )
+      ).json();
+      seen.push(...body.quarantined_tests.map((x: { name: string }) => x.name));
+      next = body.page.next_page_token;
+    } while (next !== '');
+    expect(seen).toEqual(names);
+  });
+
+  it('answers an unknown repository with 404 REPO_NOT_FOUND and a wrong org with 404 ORG_NOT_FOUND', async () => {
+    const res = await t.post(
+      '/v1/flaky-tests/list-unhealthy-tests',
+      {
+        repo: { ...REPO, name: 'nope' },
+        org_url_slug: 'acme',
+        status: 'FLAKY',
+        page_query: { page_size: 1 },
+      },
+      token,
+    );
+    expect(res.json().error.code).toBe('REPO_NOT_FOUND');
+    const org = await t.post(
+      '/v1/flaky-tests/list-unhealthy-tests',
+      { ...scope, org_url_slug: 'other', status: 'FLAKY', page_query: { page_size: 1 } },
+      token,
+    );
+    expect(org.json().error.code).toBe('ORG_NOT_FOUND');
+  });
+});
