@@ -79,7 +79,7 @@ export async function createRepository(
   return repository;
 }
 
-function newRow(caller: Caller, ref: RepoRef, now: number): repos.RepositoryRow {
+function newRow(caller: Caller, ref: RepoRef, now: number): repos.NewRepositoryRow {
   const key = repoKey(ref);
   return {
     id: randomUUID(),

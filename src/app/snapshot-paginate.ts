@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Queryable } from '../store/db.ts';
 import type { Tables } from '../store/schema.ts';
-import { findSnapshot, saveSnapshot, snapshotItems } from '../store/snapshots.ts';
+import { findReusableSnapshot, findSnapshot, saveSnapshot, snapshotItems } from '../store/snapshots.ts';
 import { invalidPageToken, PageTokens } from './page-token.ts';
 import type { PageInfo, PageQuery } from './paginate.ts';
 
@@ -11,6 +11,8 @@ export const SNAPSHOT_TTL_MS = 60 * 60 * 1000;
 
 /** A list whose order can change while someone pages through it. */
 export interface SnapshotSource<R> {
+  /** The data version of what the list shows (the repository's health_version). */
+  version(): Promise<number>;
   count(): Promise<number>;
   /** The first `limit` rows in list order, read live. */
   firstPage(limit: number): Promise<R[]>;
@@ -53,9 +55,11 @@ async function pageOf<R>(db: Queryable, source: SnapshotSource<R>, id: string, i
 }
 
 /**
- * Pages through a list with a changeable order. The first page is read live; when the list has more
- * than one page its order is frozen in a snapshot, and every later page token points into that
- * snapshot, so a walk sees each row exactly once and total_rows stays fixed. Tokens expire with the
+ * Pages through a list with a changeable order. A list that fits one page is read live. A longer
+ * list's order is frozen in a snapshot at its first page, and every later page token points into
+ * that snapshot, so a walk sees each row exactly once and total_rows stays fixed. A first page reuses
+ * a snapshot taken at the same data version (nothing changed since) in the last half hour, so
+ * repeated first-page reads cost an index lookup, not a copy of the list. Tokens expire with the
  * snapshot after an hour (400 INVALID_PAGE_TOKEN: start again).
  */
 export async function snapshotPaginate<R>(
@@ -90,10 +94,20 @@ export async function snapshotPaginate<R>(
       page: pageInfo(tokens, hash, total, size, { s: null, i: 0 }),
     };
   }
+  const version = await source.version();
+  const reusable = await findReusableSnapshot(db, hash, version, now - SNAPSHOT_TTL_MS / 2);
+  if (reusable !== undefined) {
+    return {
+      rows: await pageOf(db, source, reusable.id, 0, size),
+      page: pageInfo(tokens, hash, reusable.total, size, { s: reusable.id, i: 0 }),
+    };
+  }
   const id = randomUUID();
   const frozen = await db
     .transaction()
-    .execute((trx) => saveSnapshot(trx, { id, queryHash: hash, createdAt: now }, (d) => source.fill(d, id)));
+    .execute((trx) =>
+      saveSnapshot(trx, { id, queryHash: hash, version, createdAt: now }, (d) => source.fill(d, id)),
+    );
   return {
     rows: await pageOf(db, source, id, 0, size),
     page: pageInfo(tokens, hash, frozen, size, { s: id, i: 0 }),

@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { Queryable } from './db.ts';
 import type { RepositoriesTable } from './schema.ts';
 
 export type RepositoryRow = Selectable<RepositoriesTable>;
+export type NewRepositoryRow = Insertable<RepositoriesTable>;
 
 /** The case-folded identity of a repository within an organization. */
 export interface RepoKey {
@@ -23,7 +24,7 @@ export function findRepo(db: Queryable, orgId: string, key: RepoKey): Promise<Re
 }
 
 /** Inserts the repository unless it exists; true when this call created it. */
-export async function insertRepoIfAbsent(db: Queryable, row: RepositoryRow): Promise<boolean> {
+export async function insertRepoIfAbsent(db: Queryable, row: NewRepositoryRow): Promise<boolean> {
   const result = await db
     .insertInto('repositories')
     .values(row)
@@ -70,4 +71,22 @@ export async function countRepos(db: Queryable, orgId: string): Promise<number> 
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Marks that the repository's test health changed (invalidates reusable list snapshots). */
+export async function bumpHealthVersion(db: Queryable, repoId: string): Promise<void> {
+  await db
+    .updateTable('repositories')
+    .set((eb) => ({ health_version: eb('health_version', '+', 1) }))
+    .where('id', '=', repoId)
+    .execute();
+}
+
+export async function healthVersion(db: Queryable, repoId: string): Promise<number> {
+  const row = await db
+    .selectFrom('repositories')
+    .select('health_version')
+    .where('id', '=', repoId)
+    .executeTakeFirstOrThrow();
+  return Number(row.health_version);
 }

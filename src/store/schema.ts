@@ -39,6 +39,8 @@ export interface RepositoriesTable {
   owner_key: string;
   name_key: string;
   created_at: number;
+  /** Incremented by every change to the repository's test health (uploads, recomputes, tickets). */
+  health_version: Generated<number>;
 }
 
 export interface InstanceSecretsTable {
@@ -147,6 +149,8 @@ export interface TestCaseEventsTable {
 export interface ListSnapshotsTable {
   id: string;
   query_hash: string;
+  /** The repository's health_version the snapshot was taken at. */
+  version: number;
   total: number;
   created_at: number;
 }

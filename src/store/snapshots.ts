@@ -13,12 +13,18 @@ export function findSnapshot(db: Queryable, id: string): Promise<ListSnapshotsTa
 /** Records a snapshot whose rows `fill` inserted; returns how many rows it holds. */
 export async function saveSnapshot(
   db: Queryable,
-  snapshot: { id: string; queryHash: string; createdAt: number },
+  snapshot: { id: string; queryHash: string; version: number; createdAt: number },
   fill: (db: Queryable) => Promise<void>,
 ): Promise<number> {
   await db
     .insertInto('list_snapshots')
-    .values({ id: snapshot.id, query_hash: snapshot.queryHash, total: 0, created_at: snapshot.createdAt })
+    .values({
+      id: snapshot.id,
+      query_hash: snapshot.queryHash,
+      version: snapshot.version,
+      total: 0,
+      created_at: snapshot.createdAt,
+    })
     .execute();
   await fill(db);
   const { n } = await db
@@ -32,6 +38,24 @@ export async function saveSnapshot(
     .where('id', '=', snapshot.id)
     .execute();
   return Number(n);
+}
+
+/** The newest snapshot of this query taken at this data version since `since`, if any. */
+export function findReusableSnapshot(
+  db: Queryable,
+  queryHash: string,
+  version: number,
+  since: number,
+): Promise<ListSnapshotsTable | undefined> {
+  return db
+    .selectFrom('list_snapshots')
+    .selectAll()
+    .where('query_hash', '=', queryHash)
+    .where('version', '=', version)
+    .where('created_at', '>=', since)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** Item ids at positions from..to (1-based, inclusive), in order. */

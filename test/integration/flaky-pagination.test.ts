@@ -76,6 +76,15 @@ describe('paging through unhealthy tests', () => {
     expect(last.page).toMatchObject({ page_index: 2, next_page_token: '' });
   });
 
+  it('repeated first pages share one frozen order until the repository’s data changes', async () => {
+    const a = (await page({ page_size: 10 })).json().page.next_page_token;
+    const b = (await page({ page_size: 10 })).json().page.next_page_token;
+    expect(b).toBe(a);
+    await upload(t, token, [{ name: 'c.xml', content: junitXml([{ name: 'test_00' }]) }], { sha: 'later' });
+    const c = (await page({ page_size: 10 })).json().page.next_page_token;
+    expect(c).not.toBe(a);
+  });
+
   it('answers one page with empty tokens when everything fits', async () => {
     const res = (await page({ page_size: 100 })).json();
     expect(res.tests).toHaveLength(25);

@@ -2,6 +2,7 @@ import { AppError } from '../../domain/errors.ts';
 import { type ManualFlag, validatePolicy } from '../../domain/health/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { insertEvents, listEvents } from '../../store/events.ts';
+import { bumpHealthVersion } from '../../store/repos.ts';
 import { lockRepositoryHealth } from '../../store/results.ts';
 import { upsertRepoSettings } from '../../store/settings.ts';
 import { setManualFlag, setQuarantineOverride, setTicket } from '../../store/test-case-writes.ts';
@@ -60,6 +61,7 @@ export async function linkTicket(
       : `${testHtmlUrl(ctx.config.publicUrl, caller.orgSlug, repository, test.id)}#ticket=${encodeURIComponent(id)}`;
   await ctx.db.transaction().execute(async (trx) => {
     await setTicket(trx, test.id, id, url);
+    await bumpHealthVersion(trx, repository.id);
     await insertEvents(trx, [
       {
         test_case_id: test.id,

@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
+import { healthVersion } from '../../store/repos.ts';
 import { attemptCounts, failureGroups } from '../../store/results.ts';
 import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import * as lists from '../../store/test-lists.ts';
@@ -68,6 +69,7 @@ export async function listUnhealthyTests(
     ['unhealthy', repository.id, body.status],
     body.page_query,
     {
+      version: () => healthVersion(ctx.db, repository.id),
       count: () => lists.countByStatus(ctx.db, repository.id, body.status),
       firstPage: (limit) => lists.firstByStatus(ctx.db, repository.id, body.status, limit),
       fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
@@ -165,6 +167,7 @@ export async function listFailingTests(
     ['failing', repository.id, start, end],
     body.page_query,
     {
+      version: () => healthVersion(ctx.db, repository.id),
       count: () => lists.countFailing(ctx.db, repository.id, start, end),
       firstPage: async (limit) =>
         inOrder(await lists.firstFailing(ctx.db, repository.id, start, end, limit), (ids) =>

@@ -13,6 +13,7 @@ import {
 } from '../../domain/health/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { insertEvents } from '../../store/events.ts';
+import { bumpHealthVersion } from '../../store/repos.ts';
 import { type AttemptRow, loadAttempts, prsImpacted } from '../../store/results.ts';
 import type { TestCaseEventsTable, TestCasesTable } from '../../store/schema.ts';
 import { findTestCases, type TestCaseRow, updateTestCase } from '../../store/test-cases.ts';
@@ -160,7 +161,13 @@ export async function recomputeTests(
     Object.assign(patch, { prs_impacted_7d: prs.get(id) ?? 0, rollup_at: now });
     patches.set(id, patch);
   }
-  for (const [id, patch] of patches) if (Object.keys(patch).length > 0) await updateTestCase(db, id, patch);
+  let changed = false;
+  for (const [id, patch] of patches) {
+    if (Object.keys(patch).length === 0) continue;
+    await updateTestCase(db, id, patch);
+    changed = true;
+  }
   await insertEvents(db, events);
+  if (changed) await bumpHealthVersion(db, repoId);
   return outcome;
 }

@@ -5,7 +5,7 @@ import { NEW_TEST_REASON } from '../../domain/health/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { repoFullName, testCaseId } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
-import { findRepo } from '../../store/repos.ts';
+import { bumpHealthVersion, findRepo } from '../../store/repos.ts';
 import { insertResults, lockRepositoryHealth, type NewResult } from '../../store/results.ts';
 import {
   findTestCases,
@@ -203,6 +203,7 @@ export async function ingestUpload(
       attempts,
       quarantinedAfter: outcome.quarantined,
     });
+    await bumpHealthVersion(trx, repository.id);
     await insertUpload(trx, {
       id: uploadId,
       repo_id: repository.id,

@@ -7,6 +7,12 @@ import { serialType } from './dialect.ts';
  * make paging through a list with a changing sort key exact.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // Bumped whenever anything a health list shows changes, so an unchanged list can reuse its snapshot.
+  await db.schema
+    .alterTable('repositories')
+    .addColumn('health_version', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+
   await db.schema
     .createTable('repo_settings')
     .addColumn('repo_id', 'text', (c) => c.primaryKey().references('repositories.id').onDelete('cascade'))
@@ -113,9 +119,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('list_snapshots')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('query_hash', 'text', (c) => c.notNull())
+    .addColumn('version', 'bigint', (c) => c.notNull())
     .addColumn('total', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
+  await sql`create index list_snapshots_reuse on list_snapshots (query_hash, version, created_at)`.execute(
+    db,
+  );
   await db.schema
     .createTable('list_snapshot_rows')
     .addColumn('snapshot_id', 'text', (c) => c.notNull().references('list_snapshots.id').onDelete('cascade'))
@@ -149,4 +159,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   ]) {
     await db.schema.dropTable(table).execute();
   }
+  await db.schema.alterTable('repositories').dropColumn('health_version').execute();
 }
