@@ -1,0 +1,112 @@
+import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
+
+/** Name and e-mail git records as committer (and author of merge commits Mainline creates). */
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
+
+/** How git is run against one repository. */
+export interface GitContext {
+  /** Absolute path of the bare repository (passed as GIT_DIR, never discovered). */
+  gitDir: string;
+  identity: GitIdentity;
+  timeoutMs: number;
+}
+
+export interface GitRunOptions {
+  /** Exit codes that are answers rather than failures (0 is always accepted). */
+  okCodes?: number[];
+  /** Written to git's standard input. */
+  input?: string;
+  /** Extra environment (author identity, dates); cannot override the isolation variables. */
+  env?: Record<string, string>;
+}
+
+export interface GitRunResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export const DEFAULT_IDENTITY: GitIdentity = { name: 'Mainline', email: 'mainline@localhost' };
+export const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_BUFFER = 64 * 1024 * 1024;
+
+/** Input Mainline refuses to hand to git (hostile or malformed names, SHAs, paths). */
+export class GitInputError extends Error {
+  override name = 'GitInputError';
+}
+
+/** git exited unexpectedly (missing repository, corrupt object, timeout, …). */
+export class GitCommandError extends Error {
+  override name = 'GitCommandError';
+  constructor(
+    readonly args: readonly string[],
+    readonly code: number | null,
+    readonly stderr: string,
+    detail: string,
+  ) {
+    super(`git ${args.join(' ')} failed (${detail}): ${stderr.trim() || 'no output'}`);
+  }
+}
+
+/** An environment built from scratch: no user or system config, no prompts, no inherited GIT_* variables. */
+function isolatedEnv(ctx: GitContext, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  return {
+    GIT_AUTHOR_NAME: ctx.identity.name,
+    GIT_AUTHOR_EMAIL: ctx.identity.email,
+    ...extra,
+    PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: tmpdir(),
+    LC_ALL: 'C',
+    GIT_DIR: ctx.gitDir,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_COMMITTER_NAME: ctx.identity.name,
+    GIT_COMMITTER_EMAIL: ctx.identity.email,
+  };
+}
+
+/** Run git with an argument array (never a shell). Resolves for exit 0 and okCodes; throws GitCommandError otherwise. */
+export function runGit(ctx: GitContext, args: string[], opts: GitRunOptions = {}): Promise<GitRunResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        env: isolatedEnv(ctx, opts.env),
+        timeout: ctx.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: MAX_BUFFER,
+        encoding: 'utf8',
+      },
+      (error, stdout, stderr) => {
+        const code = error ? exitCode(error) : 0;
+        if (code !== null && (code === 0 || opts.okCodes?.includes(code))) {
+          resolve({ stdout, stderr, code });
+          return;
+        }
+        const detail = code === null ? `killed after ${ctx.timeoutMs} ms or by a signal` : `exit ${code}`;
+        reject(new GitCommandError(args, code, stderr, detail));
+      },
+    );
+    child.stdin?.on('error', () => {}); // git may exit before reading all input
+    child.stdin?.end(opts.input ?? '');
+  });
+}
+
+function exitCode(error: Error & { code?: unknown; killed?: boolean }): number | null {
+  if (error.killed) return null;
+  return typeof error.code === 'number' ? error.code : null;
+}
+
+/** Run git and return its stdout without the trailing newline. */
+export async function gitOut(ctx: GitContext, args: string[], opts: GitRunOptions = {}): Promise<string> {
+  const { stdout } = await runGit(ctx, args, opts);
+  return stdout.replace(/\n$/, '');
+}

@@ -1,0 +1,104 @@
+import type { MergeMethod } from '../../domain/queue/types.ts';
+import type { GitContext } from './git.ts';
+import { assertSha, branchRef } from './names.ts';
+import {
+  commitInfo,
+  commitsBetween,
+  commitTree,
+  describeFailure,
+  isAncestor,
+  mergeTrees,
+  rawDate,
+} from './objects.ts';
+import { rebaseCommits } from './rebase.ts';
+import { casBranch, peel } from './repos.ts';
+
+export interface MergeRequest {
+  targetBranch: string;
+  prNumber: number;
+  prTitle: string;
+  /** The PR head to merge (the engine's expectedHeadSha). */
+  headSha: string;
+  /** Refuse unless the target is at this commit; without it, whatever the target is at when we start. */
+  expectedTargetSha?: string;
+  method: MergeMethod;
+}
+
+/** Outcome of merging a pull request into its target branch. */
+export type MergeResult =
+  /** The target branch now points at newTargetSha (unchanged when the PR was already contained). */
+  | { ok: true; newTargetSha: string }
+  /** Nothing changed: conflict, target moved, unknown head, merge commits under rebase, … */
+  | { ok: false; reason: string };
+
+/** The new target commit, computed but not yet published. */
+export type PreparedMerge =
+  /** newSha should replace targetSha on the branch (equal when there is nothing to do). */
+  | { ok: true; targetSha: string; newSha: string }
+  /** The merge cannot be made; reason says why. */
+  | { ok: false; reason: string };
+
+/** Merge a PR: compute the new commit(s), then move the target with compare-and-swap so a concurrent push wins. */
+export async function mergePullRequest(ctx: GitContext, req: MergeRequest): Promise<MergeResult> {
+  const prepared = await prepareMerge(ctx, req);
+  if (!prepared.ok) return prepared;
+  if (prepared.newSha === prepared.targetSha) return { ok: true, newTargetSha: prepared.targetSha };
+  const moved = await casBranch(ctx, req.targetBranch, prepared.newSha, prepared.targetSha);
+  if (!moved.ok) return { ok: false, reason: `PR #${req.prNumber} not merged: ${moved.reason}` };
+  return { ok: true, newTargetSha: prepared.newSha };
+}
+
+/** Compute the commit the target should move to, without touching any ref. */
+export async function prepareMerge(ctx: GitContext, req: MergeRequest): Promise<PreparedMerge> {
+  const ref = await branchRef(ctx, req.targetBranch);
+  assertSha(req.headSha, `head of PR #${req.prNumber}`);
+  if (req.expectedTargetSha !== undefined) assertSha(req.expectedTargetSha, 'expectedTargetSha');
+  const targetSha = await peel(ctx, ref);
+  if (targetSha === null) return { ok: false, reason: `target branch ${req.targetBranch} does not exist` };
+  if (req.expectedTargetSha !== undefined && targetSha !== req.expectedTargetSha) {
+    return { ok: false, reason: `${req.targetBranch} is at ${targetSha}, expected ${req.expectedTargetSha}` };
+  }
+  if ((await peel(ctx, req.headSha)) === null) {
+    return { ok: false, reason: `head ${req.headSha} of PR #${req.prNumber} is not in the repository` };
+  }
+  if (await isAncestor(ctx, req.headSha, targetSha)) return { ok: true, targetSha, newSha: targetSha };
+  const now = rawDate(Date.now() / 1000);
+  const newSha = await newCommit(ctx, req, targetSha, now);
+  return typeof newSha === 'string' ? { ok: true, targetSha, newSha } : newSha;
+}
+
+async function newCommit(
+  ctx: GitContext,
+  req: MergeRequest,
+  targetSha: string,
+  now: string,
+): Promise<string | { ok: false; reason: string }> {
+  if (req.method === 'rebase') {
+    const commits = await commitsBetween(ctx, targetSha, req.headSha);
+    const rebased = await rebaseCommits(ctx, targetSha, commits, now);
+    return rebased.ok ? rebased.sha : { ok: false, reason: `PR #${req.prNumber}: ${rebased.reason}` };
+  }
+  const merged = await mergeTrees(ctx, targetSha, req.headSha);
+  if (!merged.clean) return { ok: false, reason: `PR #${req.prNumber}: ${describeFailure(merged)}` };
+  const title = oneLine(req.prTitle);
+  if (req.method === 'merge_commit') {
+    const message = `Merge pull request #${req.prNumber}: ${title}`;
+    return commitTree(ctx, merged.tree, [targetSha, req.headSha], message, { committerDate: now });
+  }
+  const head = await commitInfo(ctx, req.headSha);
+  const message = `${title} (#${req.prNumber})${await squashBody(ctx, targetSha, req.headSha)}`;
+  return commitTree(ctx, merged.tree, [targetSha], message, { author: head.author, committerDate: now });
+}
+
+/** "\n\n* subject" for each squashed commit, oldest first. */
+async function squashBody(ctx: GitContext, targetSha: string, headSha: string): Promise<string> {
+  const subjects: string[] = [];
+  for (const [sha] of await commitsBetween(ctx, targetSha, headSha)) {
+    if (sha) subjects.push(`* ${(await commitInfo(ctx, sha)).message.split('\n')[0] ?? ''}`);
+  }
+  return subjects.length > 0 ? `\n\n${subjects.join('\n')}` : '';
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
