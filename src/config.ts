@@ -22,6 +22,10 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /** Largest accepted test-report file in bytes, after decompression (MAINLINE_MAX_FILE_BYTES). */
   readonly maxFileBytes: number;
+  /** Folder of the plain-git forge's bare repositories (MAINLINE_GIT_ROOT). */
+  readonly gitRoot: string;
+  /** Milliseconds between merge-queue runner passes (MAINLINE_QUEUE_POLL_MS); 0 turns the runner off. */
+  readonly queuePollMs: number;
   /** Seconds between periodic health passes; 0 turns them off (MAINLINE_HEALTH_SWEEP_SECONDS). */
   readonly healthSweepSeconds: number;
   /** pino log level (LOG_LEVEL). */
@@ -104,10 +108,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const host = readString(env, 'HOST') ?? '127.0.0.1';
   const port = readInt(env, 'PORT', 8080, 0, 65535);
   const rateLimitPerSecond = readInt(env, 'MAINLINE_RATE_LIMIT', 100, 0, 1_000_000);
+  const dataDir = path.resolve(cwd, readString(env, 'MAINLINE_DATA_DIR') ?? 'data');
   return Object.freeze({
     host,
     port,
-    dataDir: path.resolve(cwd, readString(env, 'MAINLINE_DATA_DIR') ?? 'data'),
+    dataDir,
+    gitRoot: path.resolve(cwd, readString(env, 'MAINLINE_GIT_ROOT') ?? path.join(dataDir, 'git')),
+    queuePollMs: readInt(env, 'MAINLINE_QUEUE_POLL_MS', 1000, 0, 3_600_000),
     databaseUrl: readDatabaseUrl(env),
     publicUrl: readPublicUrl(env, host, port),
     bootstrap: readBootstrap(env),

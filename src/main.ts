@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { ensureBootstrapToken } from './app/tokens.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
+import { GitRepositoryForge } from './forge/git-repository-forge.ts';
 import { buildApp } from './http/app.ts';
 import { type Sweeper, startHealthSweep } from './runner/health-sweep.ts';
+import { QueueRunner, startQueueRunner } from './runner/queue-runner.ts';
 import { migrateToLatest } from './store/migrate.ts';
 
 export interface Server {
@@ -20,7 +22,8 @@ export async function startServer(config: Config): Promise<Server> {
   const database = openDatabase(config);
   try {
     const report = await migrateToLatest(database);
-    const app = await buildApp({ config, database, processMetrics: true });
+    const forge = new GitRepositoryForge({ root: config.gitRoot, db: database.db });
+    const app = await buildApp({ config, database, forge, processMetrics: true });
     app.log.info(
       { database: database.engine, location: database.location, applied: report.applied },
       'database ready',
@@ -41,19 +44,17 @@ export async function startServer(config: Config): Promise<Server> {
       }
     }
     const url = await app.listen({ host: config.host, port: config.port });
-    const sweeper =
-      config.healthSweepSeconds > 0
-        ? startHealthSweep(
-            { db: database.db, config, now: Date.now },
-            config.healthSweepSeconds * 1000,
-            app.log,
-          )
-        : undefined;
+    const ctx = { db: database.db, config, now: Date.now };
+    const background: Sweeper[] = [];
+    if (config.healthSweepSeconds > 0)
+      background.push(startHealthSweep(ctx, config.healthSweepSeconds * 1000, app.log));
+    if (config.queuePollMs > 0)
+      background.push(startQueueRunner(new QueueRunner(ctx, forge, app.log), config.queuePollMs, app.log));
     return {
       app,
       database,
       url,
-      close: () => shutdown(app, database, sweeper, config.shutdownTimeoutSeconds),
+      close: () => shutdown(app, database, background, config.shutdownTimeoutSeconds),
     };
   } catch (error) {
     await database.close();
@@ -64,7 +65,7 @@ export async function startServer(config: Config): Promise<Server> {
 async function shutdown(
   app: FastifyInstance,
   database: Database,
-  sweeper: Sweeper | undefined,
+  background: readonly Sweeper[],
   timeoutSeconds: number,
 ): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -77,6 +78,6 @@ async function shutdown(
   });
   await Promise.race([app.close(), deadline]);
   clearTimeout(timer);
-  await sweeper?.stop();
+  for (const task of background) await task.stop();
   await database.close();
 }

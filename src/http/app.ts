@@ -6,9 +6,11 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app/context.ts';
 import { PageTokens } from '../app/page-token.ts';
+import type { Forge } from '../app/ports.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { GitRepositoryForge } from '../forge/git-repository-forge.ts';
 import { getOrCreateSecret } from '../store/secrets.ts';
 import { authHook } from './plugins/auth.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
@@ -21,6 +23,15 @@ import { registerListQuarantined } from './routes/flaky-tests/list-quarantined.t
 import { registerListUnhealthy } from './routes/flaky-tests/list-unhealthy.ts';
 import { registerSettings } from './routes/flaky-tests/settings.ts';
 import { registerTestControls } from './routes/flaky-tests/test-controls.ts';
+import { registerGitForgeRoutes } from './routes/git/git-forge.ts';
+import { registerCreateQueue } from './routes/merge-queue/create-queue.ts';
+import { registerDeleteQueue } from './routes/merge-queue/delete-queue.ts';
+import { registerGetQueue } from './routes/merge-queue/get-queue.ts';
+import { registerGetSubmittedPr } from './routes/merge-queue/get-submitted-pr.ts';
+import { registerPrActions } from './routes/merge-queue/pr-actions.ts';
+import { registerQueueReads } from './routes/merge-queue/reads.ts';
+import { registerSetImpactedTargets } from './routes/merge-queue/set-impacted-targets.ts';
+import { registerUpdateQueue } from './routes/merge-queue/update-queue.ts';
 import { registerCreateBundleUpload } from './routes/metrics/create-bundle-upload.ts';
 import { registerGetQuarantineConfig } from './routes/metrics/get-quarantine-config.ts';
 import { registerRawRoutes } from './routes/metrics/raw-routes.ts';
@@ -38,6 +49,8 @@ export interface BuildOptions {
   readonly database: Database;
   /** Epoch-ms clock; defaults to Date.now. */
   readonly now?: () => number;
+  /** The forge the merge queue acts through; defaults to the plain-git forge under config.gitRoot. */
+  readonly forge?: Forge;
   /** Include process-level metrics (CPU, memory, event loop) in /metrics; on for real servers. */
   readonly processMetrics?: boolean;
 }
@@ -57,6 +70,15 @@ const V1_ROUTES: ReadonlyArray<(app: Api, deps: RouteDeps) => void> = [
   registerTestControls,
   registerCreateBundleUpload,
   registerGetQuarantineConfig,
+  registerCreateQueue,
+  registerGetQueue,
+  registerUpdateQueue,
+  registerDeleteQueue,
+  registerPrActions,
+  registerGetSubmittedPr,
+  registerSetImpactedTargets,
+  registerQueueReads,
+  registerGitForgeRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -110,6 +132,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     database,
     pageTokens: new PageTokens(await secret('page_tokens')),
     urlSigner: new UrlSigner(await secret('signed_urls')),
+    forge: options.forge ?? new GitRepositoryForge({ root: config.gitRoot, db: database.db, now }),
     isAccepting: () => accepting,
   };
 

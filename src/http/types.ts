@@ -8,6 +8,7 @@ import type {
 } from 'fastify';
 import type { AppContext } from '../app/context.ts';
 import type { PageTokens } from '../app/page-token.ts';
+import type { Forge } from '../app/ports.ts';
 import type { UrlSigner } from '../app/url-signer.ts';
 import type { Database } from '../db/database.ts';
 
@@ -27,6 +28,8 @@ export interface RouteDeps {
   readonly pageTokens: PageTokens;
   /** Signs the URLs handed out for unauthenticated use (bundle uploads). */
   readonly urlSigner: UrlSigner;
+  /** Where the merge queue acts: the plain-git forge today. */
+  readonly forge: Forge;
   /** False while the server is shutting down: readiness answers 503. */
   readonly isAccepting: () => boolean;
 }

@@ -173,7 +173,64 @@ export interface BundleUploadsTable {
   upload_id: string | null;
 }
 
+export interface MergeQueuesTable {
+  id: string;
+  repo_id: string;
+  /** Target branch, exactly as git names it. */
+  branch: string;
+  /** JSON of the engine's QueueState. */
+  state: string;
+  /** Incremented on every save; a save expecting another version lost a race. */
+  version: number;
+  created_at: number;
+  updated_at: number;
+  /** When the runner should next tick this queue (batching waits, test timeouts). */
+  wake_at: number | null;
+  /** The runner that drives the queue until lease_until. */
+  lease_owner: string | null;
+  lease_until: number | null;
+}
+
+export interface QueueActionsTable {
+  id: Generated<number>;
+  queue_id: string;
+  /** JSON of a QueueAction. */
+  action: string;
+  created_at: number;
+  done_at: number | null;
+  attempts: Generated<number>;
+  last_error: string | null;
+}
+
+export interface GitPullRequestsTable {
+  repo_id: string;
+  number: number;
+  title: string;
+  author: string;
+  head_branch: string;
+  base_branch: string;
+  /** open | closed | merged */
+  state: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CommitStatusesTable {
+  repo_id: string;
+  sha: string;
+  /** The check's name, e.g. "build". */
+  context: string;
+  /** pending | success | failure | error */
+  state: string;
+  url: string | null;
+  updated_at: number;
+}
+
 export interface Tables {
+  merge_queues: MergeQueuesTable;
+  queue_actions: QueueActionsTable;
+  git_pull_requests: GitPullRequestsTable;
+  commit_statuses: CommitStatusesTable;
   repo_settings: RepoSettingsTable;
   uploads: UploadsTable;
   test_cases: TestCasesTable;

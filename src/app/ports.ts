@@ -1,0 +1,63 @@
+import type { Mergeability, MergeMethod, PrState } from '../domain/queue/index.ts';
+
+/** A repository as the forge addresses it (the stored repository row fits). */
+export interface ForgeRepo {
+  readonly id: string;
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+}
+
+/** What the forge knows about a pull request. */
+export interface ForgePullRequest {
+  readonly number: number;
+  readonly title: string;
+  readonly author: string;
+  readonly headSha: string;
+  readonly headBranch: string;
+  readonly baseBranch: string;
+  /** Where the PR's branch forked from the base (merge base), for direct merges. */
+  readonly baseSha: string;
+  readonly mergeability: Mergeability;
+  readonly state: 'open' | 'closed' | 'merged';
+}
+
+export type BuildOutcome =
+  /** The test branch points at sha: the base with every PR head merged in order. */
+  | { readonly ok: true; readonly sha: string }
+  /** Merging conflictPr (null: not a conflict) failed; reason says what happened. */
+  | { readonly ok: false; readonly conflictPr: number | null; readonly reason: string };
+
+export type MergeOutcome =
+  /** The PR is on the target branch, which is now at newTargetSha. */
+  | { readonly ok: true; readonly newTargetSha: string }
+  /** Refused: conflict, head moved, target moved meanwhile; reason says which. */
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * The narrow interface through which the merge queue acts on a git host: the plain-git forge over
+ * bare repositories on disk today, GitHub later. Every method is safe to repeat.
+ */
+export interface Forge {
+  head(repo: ForgeRepo, branch: string): Promise<string | null>;
+  pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null>;
+  buildTestBranch(
+    repo: ForgeRepo,
+    input: { testBranch: string; baseSha: string; prHeads: readonly { number: number; sha: string }[] },
+  ): Promise<BuildOutcome>;
+  mergePullRequest(
+    repo: ForgeRepo,
+    input: { targetBranch: string; prNumber: number; prTitle: string; headSha: string; method: MergeMethod },
+  ): Promise<MergeOutcome>;
+  deleteBranch(repo: ForgeRepo, branch: string): Promise<void>;
+  /** Required statuses from the repository's `.mainline.yaml` and from branch protection (null: none). */
+  requiredStatuses(
+    repo: ForgeRepo,
+    branch: string,
+  ): Promise<{ serviceConfig: string[] | null; branchProtection: string[] | null }>;
+  /** Tell the PR's author where it stands (status check, comment); a no-op where the forge has no such thing. */
+  reportPrState(
+    repo: ForgeRepo,
+    input: { prNumber: number; headSha: string; state: PrState; reason: string },
+  ): Promise<void>;
+}

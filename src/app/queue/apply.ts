@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely';
+import {
+  nextWakeAt,
+  type QueueAction,
+  type QueueEvent,
+  type QueueState,
+  step,
+} from '../../domain/queue/index.ts';
+import { findQueueById, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
+import type { Tables } from '../../store/schema.ts';
+
+/** A queue row with its state parsed. */
+export interface LoadedQueue {
+  readonly row: QueueRow;
+  readonly state: QueueState;
+}
+
+export function loadState(row: QueueRow): LoadedQueue {
+  return { row, state: JSON.parse(row.state) as QueueState };
+}
+
+/** How often a save may lose a race to another writer before giving up (each retry re-reads). */
+const MAX_ATTEMPTS = 8;
+
+export class QueueConflictError extends Error {}
+
+/**
+ * Feeds one event to the engine and stores the outcome: the new state (only if nobody saved since it
+ * was read: optimistic concurrency on `version`, retried on a lost race) and the actions it asked for,
+ * in an outbox the runner carries out. State and actions are saved in one transaction, so a crash
+ * loses neither; actions are idempotent, so repeating one after a crash is harmless.
+ */
+export async function applyEvent(
+  db: Kysely<Tables>,
+  queueId: string,
+  event: QueueEvent,
+  now: number,
+): Promise<{ state: QueueState; actions: QueueAction[] }> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const outcome = await db.transaction().execute(async (trx) => {
+      const row = await findQueueById(trx, queueId);
+      if (row === undefined) throw new Error(`queue ${queueId} vanished`);
+      const result = step(loadState(row).state, event, now);
+      const saved = await saveQueueState(trx, queueId, row.version, {
+        state: JSON.stringify(result.state),
+        wake_at: nextWakeAt(result.state),
+        updated_at: now,
+      });
+      if (!saved) return undefined;
+      await insertActions(
+        trx,
+        queueId,
+        result.actions.map((a) => JSON.stringify(a)),
+        now,
+      );
+      return result;
+    });
+    if (outcome !== undefined) return outcome;
+  }
+  throw new QueueConflictError(`queue ${queueId} is being changed by others; try again`);
+}

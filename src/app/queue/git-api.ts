@@ -1,0 +1,142 @@
+import { AppError } from '../../domain/errors.ts';
+import { type CheckOutcome, getPrRecord } from '../../domain/queue/index.ts';
+import type { GitRepositoryForge } from '../../forge/git-repository-forge.ts';
+import type { Queryable } from '../../store/db.ts';
+import {
+  commitStatuses,
+  findPullRequest,
+  setPullRequestState,
+  upsertCommitStatus,
+  upsertPullRequest,
+} from '../../store/git-prs.ts';
+import { listQueues } from '../../store/queues.ts';
+import type { AppContext, Caller } from '../context.ts';
+import { ensureRepository, findRepository, type RepoRef } from '../repositories.ts';
+import { applyEvent, loadState } from './apply.ts';
+
+const OUTCOME: Record<string, CheckOutcome> = {
+  pending: 'pending',
+  success: 'passed',
+  failure: 'failed',
+  error: 'failed',
+};
+
+/** The plain-git forge's repository for a Mainline repository: created (bare) if absent; users push to its path. */
+export async function createGitRepository(
+  ctx: AppContext,
+  caller: Caller,
+  forge: GitRepositoryForge,
+  repo: RepoRef,
+) {
+  const { repository } = await ensureRepository(ctx.db, caller, repo, ctx.now());
+  return { path: await forge.git.ensureRepository(repository) };
+}
+
+/** Registers (or updates) a pull request of the plain-git forge: a head branch proposed for a base branch. */
+export async function registerPullRequest(
+  ctx: AppContext,
+  caller: Caller,
+  forge: GitRepositoryForge,
+  body: {
+    repo: RepoRef;
+    number: number;
+    title: string;
+    author: string;
+    headBranch: string;
+    baseBranch: string;
+  },
+) {
+  const repository = await findRepository(ctx.db, caller, body.repo);
+  const headSha = await forge.head(repository, body.headBranch);
+  if (headSha === null) {
+    throw new AppError(
+      'BAD_REQUEST',
+      `Branch "${body.headBranch}" does not exist in ${body.repo.owner}/${body.repo.name}; push it first`,
+    );
+  }
+  const now = ctx.now();
+  const existing = await findPullRequest(ctx.db, repository.id, body.number);
+  await upsertPullRequest(ctx.db, {
+    repo_id: repository.id,
+    number: body.number,
+    title: body.title,
+    author: body.author,
+    head_branch: body.headBranch,
+    base_branch: body.baseBranch,
+    state: 'open',
+    created_at: existing?.created_at ?? now,
+    updated_at: now,
+  });
+  return { pullRequest: { ...body, repo: undefined, headSha, state: 'open' as const } };
+}
+
+/** Closes a pull request: every queue holding it cancels it. */
+export async function closePullRequest(
+  ctx: AppContext,
+  caller: Caller,
+  body: { repo: RepoRef; number: number },
+): Promise<void> {
+  const repository = await findRepository(ctx.db, caller, body.repo);
+  if ((await findPullRequest(ctx.db, repository.id, body.number)) === undefined) {
+    throw new AppError('PR_NOT_FOUND', `Pull request #${body.number} is not registered`);
+  }
+  await setPullRequestState(ctx.db, repository.id, body.number, 'closed', ctx.now());
+  for (const row of await listQueues(ctx.db, [repository.id])) {
+    const entry = getPrRecord(loadState(row).state, body.number);
+    if (entry === undefined || ['merged', 'failed', 'cancelled'].includes(entry.state)) continue;
+    await applyEvent(
+      ctx.db,
+      row.id,
+      { type: 'pr_cancelled', prNumber: body.number, reason: 'The pull request was closed' },
+      ctx.now(),
+    );
+  }
+}
+
+/** Feeds every status reported for `sha` to the queue runs tested at that commit. */
+export async function deliverStatuses(
+  ctx: AppContext,
+  db: Queryable,
+  repoId: string,
+  sha: string,
+): Promise<void> {
+  const statuses = await commitStatuses(db, repoId, sha);
+  if (statuses.length === 0) return;
+  const checks = statuses.map((s) => ({
+    name: s.context,
+    outcome: OUTCOME[s.state] ?? 'pending',
+    ...(s.url ? { url: s.url } : {}),
+  }));
+  for (const row of await listQueues(db, [repoId])) {
+    const runs = Object.values(loadState(row).state.runs).filter(
+      (r) => r.testBranchSha === sha && (r.status === 'in_progress' || r.status === 'building'),
+    );
+    for (const run of runs)
+      await applyEvent(ctx.db, row.id, { type: 'ci_reported', runId: run.id, checks }, ctx.now());
+  }
+}
+
+/** A CI system reports a commit status (like GitHub's statuses API); runs at that commit hear of it. */
+export async function reportStatus(
+  ctx: AppContext,
+  caller: Caller,
+  body: {
+    repo: RepoRef;
+    sha: string;
+    context: string;
+    state: 'pending' | 'success' | 'failure' | 'error';
+    url?: string | undefined;
+  },
+): Promise<void> {
+  const repository = await findRepository(ctx.db, caller, body.repo);
+  const sha = body.sha.toLowerCase();
+  await upsertCommitStatus(ctx.db, {
+    repo_id: repository.id,
+    sha,
+    context: body.context,
+    state: body.state,
+    url: body.url ?? null,
+    updated_at: ctx.now(),
+  });
+  await deliverStatuses(ctx, ctx.db, repository.id, sha);
+}

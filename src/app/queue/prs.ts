@@ -1,0 +1,160 @@
+import { AppError } from '../../domain/errors.ts';
+import {
+  getPrRecord,
+  type ImpactedTargets,
+  type PrEntry,
+  type PriorityName,
+  parsePriority,
+} from '../../domain/queue/index.ts';
+import type { AppContext, Caller } from '../context.ts';
+import type { Forge } from '../ports.ts';
+import type { RepoRef } from '../repositories.ts';
+import { applyEvent } from './apply.ts';
+import { findQueueOf } from './queues.ts';
+import { enqueuedPrRecord } from './records.ts';
+
+interface PrRequest {
+  repo: RepoRef;
+  targetBranch: string;
+  pr: { number: number };
+}
+
+const PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'];
+const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
+
+/** A priority as sent (a name in any case, or 0–255 with 0 highest), or a 400 that says what is allowed. */
+function priorityOf(priority: number | string | null | undefined): number | PriorityName | null {
+  if (priority === undefined || priority === null) return null;
+  if (typeof priority === 'number') {
+    if (Number.isInteger(priority) && priority >= 0 && priority <= 255) return priority;
+  } else if (PRIORITY_NAMES.includes(priority.toLowerCase())) {
+    return priority.toLowerCase() as PriorityName;
+  }
+  const message =
+    '$.priority must be one of low, medium, high, urgent, or a whole number from 0 (highest) to 255';
+  throw new AppError('VALIDATION_FAILED', message, {
+    details: [{ path: '$.priority', expected: 'low, medium, high, urgent, or 0–255', message }],
+  });
+}
+
+function submitted(entry: PrEntry | undefined, n: number): PrEntry {
+  if (entry === undefined)
+    throw new AppError('PR_NOT_FOUND', `Pull request #${n} was never submitted to this queue`);
+  return entry;
+}
+
+/** submitPullRequest: asks the forge about the PR, then queues it. Submitting a queued PR again changes nothing. */
+export async function submitPullRequest(
+  ctx: AppContext,
+  caller: Caller,
+  forge: Forge,
+  body: PrRequest & { priority?: number | string | null | undefined; noBatch?: boolean | undefined },
+): Promise<void> {
+  const priority = priorityOf(body.priority);
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const pr = await forge.pullRequest({ ...body.repo, id: queue.repoId }, body.pr.number);
+  if (pr === null) {
+    throw new AppError(
+      'PR_NOT_FOUND',
+      `Pull request #${body.pr.number} does not exist in ${body.repo.owner}/${body.repo.name}`,
+    );
+  }
+  if (pr.state !== 'open')
+    throw new AppError(
+      'BAD_REQUEST',
+      `Pull request #${pr.number} is ${pr.state}; only open pull requests can be queued`,
+    );
+  const { state: _s, headBranch: _h, ...snapshot } = pr;
+  const repo = { ...body.repo, id: queue.repoId };
+  const required = await forge.requiredStatuses(repo, body.targetBranch);
+  await applyEvent(ctx.db, queue.row.id, { type: 'required_statuses_discovered', ...required }, ctx.now());
+  await applyEvent(
+    ctx.db,
+    queue.row.id,
+    {
+      type: 'pr_submitted',
+      pr: snapshot,
+      priority,
+      ...(body.noBatch !== undefined ? { noBatch: body.noBatch } : {}),
+    },
+    ctx.now(),
+  );
+}
+
+async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const entry = submitted(getPrRecord(queue.state, body.pr.number), body.pr.number);
+  if (TERMINAL.has(entry.state)) {
+    throw new AppError(
+      'BAD_REQUEST',
+      `Pull request #${entry.number} is not in the queue any more (it is ${entry.state})`,
+    );
+  }
+  return queue;
+}
+
+export async function cancelPullRequest(ctx: AppContext, caller: Caller, body: PrRequest): Promise<void> {
+  const queue = await inQueue(ctx, caller, body);
+  const reason = `Cancelled through the API by ${caller.tokenName}`;
+  await applyEvent(
+    ctx.db,
+    queue.row.id,
+    { type: 'pr_cancelled', prNumber: body.pr.number, reason },
+    ctx.now(),
+  );
+}
+
+export async function restartTests(ctx: AppContext, caller: Caller, body: PrRequest): Promise<void> {
+  const queue = await inQueue(ctx, caller, body);
+  await applyEvent(
+    ctx.db,
+    queue.row.id,
+    { type: 'pr_restart_requested', prNumber: body.pr.number },
+    ctx.now(),
+  );
+}
+
+/** getSubmittedPullRequest: the record of the PR's latest submission, with why it is in its state. */
+export async function getSubmittedPullRequest(ctx: AppContext, caller: Caller, body: PrRequest) {
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const e = submitted(getPrRecord(queue.state, body.pr.number), body.pr.number);
+  const { noBatch: _n, ...record } = enqueuedPrRecord(e);
+  return {
+    ...record,
+    readiness: {
+      hasImpactedTargets: e.impactedTargets !== null,
+      requiresImpactedTargets: queue.state.settings.mode === 'parallel',
+      doesBaseBranchMatch: e.baseBranch === queue.state.branch,
+      gitHubMergeability: e.mergeability,
+    },
+    forceEnqueued: false,
+    isCurrentlySubmittedToQueue: !TERMINAL.has(e.state),
+    stateReason: e.reason,
+    history: e.history.map((h) => ({ state: h.state, at: new Date(h.at).toISOString(), reason: h.reason })),
+  };
+}
+
+/** setImpactedTargets: the targets a PR head touches (parallel mode lanes); "ALL" depends on everything. */
+export async function setImpactedTargets(
+  ctx: AppContext,
+  caller: Caller,
+  body: {
+    repo: RepoRef;
+    targetBranch: string;
+    pr: { number: number | string; sha: string };
+    impactedTargets: string[] | 'ALL';
+  },
+): Promise<void> {
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const prNumber = Number(body.pr.number);
+  const targets: ImpactedTargets =
+    body.impactedTargets === 'ALL' ? 'ALL' : [...new Set(body.impactedTargets)];
+  await applyEvent(
+    ctx.db,
+    queue.row.id,
+    { type: 'impacted_targets_set', prNumber, headSha: body.pr.sha, targets },
+    ctx.now(),
+  );
+}
+
+export { parsePriority };

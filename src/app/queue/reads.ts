@@ -1,0 +1,185 @@
+import { AppError } from '../../domain/errors.ts';
+import { getTestingDetails, type PrEntry, type QueueState } from '../../domain/queue/index.ts';
+import { listQueues } from '../../store/queues.ts';
+import { listRepos } from '../../store/repos.ts';
+import type { AppContext, Caller } from '../context.ts';
+import type { RepoRef } from '../repositories.ts';
+import { repositoryHtmlUrl } from '../urls.ts';
+import { loadState } from './apply.ts';
+import { findQueueOf } from './queues.ts';
+import { enqueuedPrRecord } from './records.ts';
+
+/** listPullRequests cursors are UUID-shaped (as upstream declares them) and carry the submission's sequence number. */
+const cursorOf = (seq: number) => `00000000-0000-4000-8000-${seq.toString(16).padStart(12, '0')}`;
+function seqOf(cursor: string): number {
+  const m = /^00000000-0000-4000-8000-([0-9a-f]{12})$/i.exec(cursor);
+  if (m?.[1] === undefined) {
+    throw new AppError(
+      'INVALID_PAGE_TOKEN',
+      'cursor is not one this server returned; omit it to start from the first pull request',
+    );
+  }
+  return Number.parseInt(m[1], 16);
+}
+
+export async function listPullRequests(
+  ctx: AppContext,
+  caller: Caller,
+  body: {
+    repo: RepoRef;
+    targetBranch: string;
+    state?: string | undefined;
+    since?: string | undefined;
+    cursor?: string | undefined;
+    take?: number | undefined;
+  },
+) {
+  const { state } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const take = body.take ?? 50;
+  const after = body.cursor === undefined ? 0 : seqOf(body.cursor);
+  const since = body.since === undefined ? Number.NEGATIVE_INFINITY : Date.parse(body.since);
+  const matching = Object.values(state.prs)
+    .filter(
+      (e) =>
+        e.seq > after && (body.state === undefined || e.state === body.state) && e.stateChangedAt >= since,
+    )
+    .sort((a, b) => a.seq - b.seq);
+  const page = matching.slice(0, take);
+  const last = page.at(-1);
+  return {
+    pullRequests: page.map(enqueuedPrRecord),
+    ...(matching.length > take && last !== undefined ? { nextCursor: cursorOf(last.seq) } : {}),
+  };
+}
+
+const CHECK_STATE = { passed: 'SUCCESS', failed: 'FAILURE', pending: 'PENDING' } as const;
+
+function prUrl(ctx: AppContext, caller: Caller, repo: RepoRef, n: number): string {
+  if (repo.host.toLowerCase() === 'github.com')
+    return `https://github.com/${repo.owner}/${repo.name}/pull/${n}`;
+  return `${repositoryHtmlUrl(ctx.config.publicUrl, caller.orgSlug, repo)}/pulls/${n}`;
+}
+
+/** getMergeQueueTestingDetails: every field of the spec's record; another queue's run is a 404 too. */
+export async function testingDetails(
+  ctx: AppContext,
+  caller: Caller,
+  body: { repo: RepoRef; targetBranch: string; testRunId: string },
+) {
+  const { state } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const d = getTestingDetails(state, body.testRunId);
+  if (d === undefined) {
+    throw new AppError(
+      'TEST_RUN_NOT_FOUND',
+      `No test run ${body.testRunId} in the merge queue of branch "${body.targetBranch}"`,
+    );
+  }
+  return {
+    requiredStatuses: d.requiredStatuses,
+    requiredStatusesSource: d.requiredStatusesSource,
+    testBranch: d.testBranch,
+    testBranchSha: d.testBranchSha ?? '',
+    checkSuites: [],
+    statusChecks: d.checks.map((c) => ({ context: c.name, url: c.url ?? '', state: CHECK_STATE[c.outcome] })),
+    testedPullRequests: d.testedPullRequests.map((p) => ({
+      prNumber: p.prNumber,
+      prUrl: prUrl(ctx, caller, body.repo, p.prNumber),
+      title: p.title,
+    })),
+    createdAt: new Date(d.createdAt).toISOString(),
+    status: d.status,
+    ...(d.impactedTargets !== null ? { impactedTargets: d.impactedTargets } : {}),
+    ...(d.impactedTargetsForTestedPrs !== null
+      ? { impactedTargetsForTestedPrs: d.impactedTargetsForTestedPrs }
+      : {}),
+    dependentPrs: d.dependentPrs,
+    ...(d.failureReason !== null ? { failureReason: d.failureReason } : {}),
+  };
+}
+
+const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+function queueLines(repo: string, s: QueueState): string[] {
+  const l = (name: string, extra: string, value: number) =>
+    `${name}{repo="${escape(repo)}",branch="${escape(s.branch)}"${extra}} ${value}`;
+  const entries = Object.values(s.prs);
+  const count = (pred: (e: PrEntry) => boolean) => entries.filter(pred).length;
+  const runs = Object.values(s.runs);
+  return [
+    l('mq_depth_current', ',queue_type="main"', s.order.length),
+    l(
+      'mq_depth_current',
+      ',queue_type="bisection"',
+      runs.filter((r) => r.kind === 'bisection' && (r.status === 'in_progress' || r.status === 'building'))
+        .length,
+    ),
+    ...['pending', 'testing', 'tests_passed', 'pending_failure', 'not_ready'].map((st) =>
+      l(
+        'mq_prs_current',
+        `,state="${st}"`,
+        count((e) => e.state === st),
+      ),
+    ),
+    ...['merged', 'failed', 'cancelled'].map((st) =>
+      l(
+        'mq_prs_total',
+        `,state="${st}"`,
+        count((e) => e.state === st),
+      ),
+    ),
+    l(
+      'mq_test_runs_in_progress',
+      '',
+      runs.filter((r) => r.status === 'in_progress' || r.status === 'building').length,
+    ),
+  ];
+}
+
+/** getMergeQueueMetrics: Prometheus text for the caller's queues, optionally one repository's. */
+export async function queueMetrics(
+  ctx: AppContext,
+  caller: Caller,
+  query: { repo?: string | undefined; repoHost?: string | undefined },
+) {
+  if (query.repo !== undefined && query.repoHost === undefined) {
+    throw new AppError(
+      'VALIDATION_FAILED',
+      'repoHost is required when repo is given (e.g. repo=acme/web&repoHost=github.com)',
+      {
+        details: [
+          {
+            path: '$query.repoHost',
+            expected: 'the git host of repo',
+            message: '$query.repoHost is required when repo is given',
+          },
+        ],
+      },
+    );
+  }
+  const repos = (await listRepos(ctx.db, caller.orgId, {}, 10_000)).filter(
+    (r) =>
+      query.repo === undefined ||
+      (`${r.owner_key}/${r.name_key}` === query.repo.toLowerCase() &&
+        r.host_key === query.repoHost?.toLowerCase()),
+  );
+  const names = new Map(repos.map((r) => [r.id, `${r.owner}/${r.name}`]));
+  const samples = (await listQueues(ctx.db, [...names.keys()])).flatMap((q) =>
+    queueLines(names.get(q.repo_id) ?? '', loadState(q).state),
+  );
+  return (Object.entries(METRICS) as [string, string][])
+    .flatMap(([name, help]) => [
+      `# HELP ${name} ${help}`,
+      `# TYPE ${name} gauge`,
+      ...samples.filter((l) => l.startsWith(`${name}{`)),
+    ])
+    .join('\n')
+    .concat('\n');
+}
+
+/** Every metric, grouped with its samples as the text format requires. */
+const METRICS = {
+  mq_depth_current: 'Pull requests in the queue (main) and bisection runs in flight (bisection).',
+  mq_prs_current: 'Pull requests in the queue by state.',
+  mq_prs_total: 'Pull requests that left the queue, by how.',
+  mq_test_runs_in_progress: 'Test runs being built or tested.',
+};

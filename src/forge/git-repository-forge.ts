@@ -1,0 +1,85 @@
+import { existsSync } from 'node:fs';
+import type { Kysely } from 'kysely';
+import type { BuildOutcome, Forge, ForgePullRequest, ForgeRepo, MergeOutcome } from '../app/ports.ts';
+import type { MergeMethod } from '../domain/queue/index.ts';
+import { findPullRequest, setPullRequestState } from '../store/git-prs.ts';
+import type { Tables } from '../store/schema.ts';
+import { GitForge } from './git/index.ts';
+
+/**
+ * The plain-git forge: pull requests are registered through Mainline's API (a head branch in the
+ * bare repository), CI reports statuses through the API, and git work happens in bare repositories
+ * under `root` (`<host>/<owner>/<name>.git`), which users push to.
+ */
+export class GitRepositoryForge implements Forge {
+  readonly git: GitForge;
+  readonly #db: Kysely<Tables>;
+  readonly #now: () => number;
+
+  constructor(options: { root: string; db: Kysely<Tables>; now?: () => number }) {
+    this.git = new GitForge({ root: options.root });
+    this.#db = options.db;
+    this.#now = options.now ?? Date.now;
+  }
+
+  #exists(repo: ForgeRepo): boolean {
+    return existsSync(this.git.repoPath(repo));
+  }
+
+  async head(repo: ForgeRepo, branch: string): Promise<string | null> {
+    return this.#exists(repo) ? this.git.head(repo, branch) : null;
+  }
+
+  async pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null> {
+    const row = await findPullRequest(this.#db, repo.id, number);
+    if (row === undefined || !this.#exists(repo)) return null;
+    const headSha = await this.git.head(repo, row.head_branch);
+    if (headSha === null) return null;
+    const target = await this.git.head(repo, row.base_branch);
+    const baseSha = target === null ? headSha : ((await this.git.mergeBase(repo, target, headSha)) ?? target);
+    return {
+      number,
+      title: row.title,
+      author: row.author,
+      headSha,
+      headBranch: row.head_branch,
+      baseBranch: row.base_branch,
+      baseSha,
+      mergeability: row.state === 'open' ? 'mergeable' : 'not_mergeable',
+      state: row.state as ForgePullRequest['state'],
+    };
+  }
+
+  buildTestBranch(
+    repo: ForgeRepo,
+    input: { testBranch: string; baseSha: string; prHeads: readonly { number: number; sha: string }[] },
+  ): Promise<BuildOutcome> {
+    return this.git.buildTestBranch(repo, {
+      testBranch: input.testBranch,
+      baseSha: input.baseSha,
+      prHeads: [...input.prHeads],
+    });
+  }
+
+  async mergePullRequest(
+    repo: ForgeRepo,
+    input: { targetBranch: string; prNumber: number; prTitle: string; headSha: string; method: MergeMethod },
+  ): Promise<MergeOutcome> {
+    const result = await this.git.mergePullRequest(repo, input);
+    if (result.ok) await setPullRequestState(this.#db, repo.id, input.prNumber, 'merged', this.#now());
+    return result;
+  }
+
+  deleteBranch(repo: ForgeRepo, branch: string): Promise<void> {
+    return this.#exists(repo) ? this.git.deleteBranch(repo, branch) : Promise.resolve();
+  }
+
+  async requiredStatuses(repo: ForgeRepo, branch: string) {
+    if (!this.#exists(repo)) return { serviceConfig: null, branchProtection: null };
+    const read = await this.git.readRequiredStatuses(repo, branch);
+    return { serviceConfig: read.ok ? read.serviceConfig : null, branchProtection: null };
+  }
+
+  /** Plain git has no status checks or comments on pull requests: the API and dashboard show the state. */
+  async reportPrState(): Promise<void> {}
+}

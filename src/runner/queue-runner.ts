@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../app/context.ts';
+import type { Forge, ForgeRepo } from '../app/ports.ts';
+import { applyEvent, loadState } from '../app/queue/apply.ts';
+import { deliverStatuses } from '../app/queue/git-api.ts';
+import type { QueueAction, QueueEvent, QueueState } from '../domain/queue/index.ts';
+import {
+  acquireLease,
+  findQueueById,
+  listQueues,
+  markActionDone,
+  markActionFailed,
+  pendingActions,
+  queuesNeedingWork,
+  releaseLease,
+} from '../store/queues.ts';
+
+/** A runner holds a queue this long after its last pass; a crashed runner's queues are taken over after it. */
+export const LEASE_MS = 30_000;
+const ACTIONS_PER_PASS = 50;
+const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
+
+type Log = {
+  info(o: object, m: string): void;
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
+};
+
+/**
+ * Drives merge queues: for each queue with work it takes the queue's lease (so one runner at a time
+ * drives it, across replicas), notices outside changes (target pushed, PR heads updated), wakes timers,
+ * and carries out the outbox actions through the forge, feeding each result back as an engine event.
+ */
+export class QueueRunner {
+  readonly owner = randomUUID();
+  readonly #ctx: AppContext;
+  readonly #forge: Forge;
+  readonly #log: Log;
+  readonly #held = new Set<string>();
+  /** `<queue>@<target head>` whose required statuses were read from the forge. */
+  readonly #discovered = new Set<string>();
+
+  constructor(ctx: AppContext, forge: Forge, log: Log) {
+    this.#ctx = ctx;
+    this.#forge = forge;
+    this.#log = log;
+  }
+
+  /** One pass over every queue that has work or might have outside changes. */
+  async runOnce(): Promise<void> {
+    const now = this.#ctx.now();
+    const busy = new Set(await queuesNeedingWork(this.#ctx.db, now));
+    const active = (await listQueues(this.#ctx.db, undefined)).filter(
+      (q) => busy.has(q.id) || hasActivePrs(loadState(q).state),
+    );
+    for (const queue of active) {
+      if (!(await acquireLease(this.#ctx.db, queue.id, this.owner, now, now + LEASE_MS))) continue;
+      this.#held.add(queue.id);
+      await this.drive(queue.id).catch((err: unknown) =>
+        this.#log.error({ err, queue: queue.id }, 'queue pass failed'),
+      );
+    }
+  }
+
+  /** Gives up every lease (on shutdown), so another replica takes over at once. */
+  async releaseAll(): Promise<void> {
+    for (const id of this.#held) await releaseLease(this.#ctx.db, id, this.owner);
+    this.#held.clear();
+  }
+
+  async drive(queueId: string): Promise<void> {
+    const row = await findQueueById(this.#ctx.db, queueId);
+    if (row === undefined) return;
+    const repo = await this.#repo(row.repo_id);
+    await this.#observe(queueId, repo, loadState(row).state);
+    const fresh = await findQueueById(this.#ctx.db, queueId);
+    if (fresh?.wake_at != null && fresh.wake_at <= this.#ctx.now())
+      await this.#apply(queueId, { type: 'tick' });
+    for (const action of await pendingActions(this.#ctx.db, queueId, ACTIONS_PER_PASS)) {
+      try {
+        await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction);
+        await markActionDone(this.#ctx.db, action.id, this.#ctx.now());
+      } catch (err) {
+        await markActionFailed(this.#ctx.db, action.id, String((err as Error).message));
+        this.#log.warn({ err, queue: queueId, action: action.id }, 'queue action failed; it will be retried');
+        return;
+      }
+    }
+  }
+
+  async #repo(repoId: string): Promise<ForgeRepo> {
+    return this.#ctx.db
+      .selectFrom('repositories')
+      .select(['id', 'host', 'owner', 'name'])
+      .where('id', '=', repoId)
+      .executeTakeFirstOrThrow();
+  }
+
+  #apply(queueId: string, event: QueueEvent) {
+    return applyEvent(this.#ctx.db, queueId, event, this.#ctx.now());
+  }
+
+  /** What the plain-git forge cannot push to us: target moves, new PR commits, required statuses. */
+  async #observe(queueId: string, repo: ForgeRepo, state: QueueState): Promise<void> {
+    const head = await this.#forge.head(repo, state.branch);
+    if (head !== null && !this.#discovered.has(`${queueId}@${head}`)) {
+      const required = await this.#forge.requiredStatuses(repo, state.branch);
+      await this.#apply(queueId, { type: 'required_statuses_discovered', ...required });
+      this.#discovered.add(`${queueId}@${head}`);
+    }
+    if (head !== null && head !== state.targetHead && state.merging === null) {
+      await this.#apply(queueId, { type: 'target_moved', sha: head });
+    }
+    for (const entry of Object.values(state.prs)) {
+      if (TERMINAL.has(entry.state)) continue;
+      const pr = await this.#forge.pullRequest(repo, entry.number);
+      if (pr === null || pr.state !== 'open') {
+        await this.#apply(queueId, {
+          type: 'pr_cancelled',
+          prNumber: entry.number,
+          reason: 'The pull request was closed or deleted',
+        });
+      } else if (pr.headSha !== entry.headSha) {
+        await this.#apply(queueId, { type: 'pr_head_updated', prNumber: entry.number, headSha: pr.headSha });
+      }
+    }
+  }
+
+  async #execute(queueId: string, repo: ForgeRepo, action: QueueAction): Promise<void> {
+    switch (action.type) {
+      case 'create_test_run': {
+        const built = await this.#forge.buildTestBranch(repo, action);
+        if (!built.ok) {
+          await this.#apply(queueId, {
+            type: 'test_branch_failed',
+            runId: action.runId,
+            conflictPr: built.conflictPr,
+            reason: built.reason,
+          });
+          return;
+        }
+        await this.#apply(queueId, { type: 'test_branch_built', runId: action.runId, sha: built.sha });
+        await deliverStatuses(this.#ctx, this.#ctx.db, repo.id, built.sha);
+        return;
+      }
+      case 'delete_test_branch':
+        await this.#forge.deleteBranch(repo, action.testBranch);
+        return;
+      case 'merge_pr':
+        await this.#merge(queueId, repo, action);
+        return;
+      case 'report_pr_state':
+        await this.#forge.reportPrState(repo, action);
+        return;
+    }
+  }
+
+  async #merge(
+    queueId: string,
+    repo: ForgeRepo,
+    action: Extract<QueueAction, { type: 'merge_pr' }>,
+  ): Promise<void> {
+    const row = await findQueueById(this.#ctx.db, queueId);
+    const state = row === undefined ? undefined : loadState(row).state;
+    const entry = state?.prs[String(action.prNumber)];
+    const merged = await this.#forge.mergePullRequest(repo, {
+      targetBranch: state?.branch ?? '',
+      prNumber: action.prNumber,
+      prTitle: entry?.title ?? `#${action.prNumber}`,
+      headSha: action.expectedHeadSha,
+      method: action.method,
+    });
+    await this.#apply(
+      queueId,
+      merged.ok
+        ? { type: 'merge_succeeded', prNumber: action.prNumber, newTargetSha: merged.newTargetSha }
+        : { type: 'merge_failed', prNumber: action.prNumber, reason: merged.reason },
+    );
+  }
+}
+
+function hasActivePrs(state: QueueState): boolean {
+  return Object.values(state.prs).some((e) => !TERMINAL.has(e.state));
+}
+
+/** Runs passes every `intervalMs` (never two at once) until stopped; leases are released on stop. */
+export function startQueueRunner(
+  runner: QueueRunner,
+  intervalMs: number,
+  log: Log,
+): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running !== undefined) return;
+    running = runner
+      .runOnce()
+      .catch((err: unknown) => log.error({ err }, 'queue runner pass failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+      await runner.releaseAll();
+    },
+  };
+}

@@ -1,0 +1,209 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
+import { GitScenario } from '../support/git-scenario.ts';
+import { trunkValidator } from '../support/trunk-schema.ts';
+
+const validEnqueued = trunkValidator('EnqueuedPr');
+
+describe('the merge queue on a real git repository', () => {
+  let s: GitScenario | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it('tests each PR on top of the ones ahead and merges them in order, each as its own squashed commit', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.openPr(2, { 'b.txt': 'b\n' }, 'Add b');
+    await s.submit(1);
+    await s.submit(2);
+    await s.settle();
+    const queued = (await s.queue()).enqueuedPullRequests;
+    expect(queued.map((p: { prNumber: number; state: string }) => [p.prNumber, p.state])).toEqual([
+      [1, 'testing'],
+      [2, 'testing'],
+    ]);
+    for (const p of queued) expect(validEnqueued(p)).toEqual([]);
+    const runs = await s.runsInProgress();
+    expect(runs.map((r) => r.tested)).toEqual([[1], [2]]);
+    const details = (
+      await s.post('/v1/getMergeQueueTestingDetails', {
+        repo: REPO,
+        targetBranch: 'main',
+        testRunId: runs[1]!.id,
+      })
+    ).json();
+    expect(details).toMatchObject({
+      testBranch: expect.stringMatching(/^mainline-merge\/pr-2\//),
+      testBranchSha: runs[1]!.sha,
+      status: 'in_progress',
+      testedPullRequests: [{ prNumber: 2, title: 'Add b' }],
+      dependentPrs: [1],
+    });
+    await s.ci('success');
+    await s.settle();
+    expect(s.history()).toEqual(['Add b (#2)', 'Add a (#1)', 'Initial commit']);
+    expect((await s.pr(1)).state).toBe('merged');
+    expect((await s.pr(2)).state).toBe('merged');
+    const done = (
+      await s.post('/v1/getMergeQueueTestingDetails', {
+        repo: REPO,
+        targetBranch: 'main',
+        testRunId: runs[1]!.id,
+      })
+    ).json();
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      statusChecks: [{ context: 'ci', state: 'SUCCESS', url: `https://ci.example/${runs[1]!.id}` }],
+    });
+  });
+
+  it('ejects a PR whose tests fail, and re-tests the one behind it on the new predicted base', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Broken change');
+    await s.openPr(2, { 'b.txt': 'b\n' }, 'Good change');
+    await s.submit(1);
+    await s.submit(2);
+    await s.settle();
+    await s.ci('failure', 1);
+    await s.settle();
+    const failed = await s.pr(1);
+    expect(failed.state).toBe('failed');
+    expect(failed.stateReason).toMatch(/ci/);
+    const [retest] = await s.runsInProgress();
+    expect(retest?.tested).toEqual([2]);
+    await s.ci('success', 2);
+    await s.settle();
+    expect(s.history()).toEqual(['Good change (#2)', 'Initial commit']);
+  });
+
+  it('fails a PR that conflicts with the one ahead of it, with a reason', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'README.md': 'one\n' }, 'First edit');
+    await s.openPr(2, { 'README.md': 'two\n' }, 'Second edit');
+    await s.submit(1);
+    await s.submit(2);
+    await s.settle();
+    await s.ci('success', 1);
+    await s.settle();
+    const second = await s.pr(2);
+    expect(second.state).toBe('failed');
+    expect(second.stateReason).toMatch(/conflict/i);
+    expect(s.history()).toEqual(['First edit (#1)', 'Initial commit']);
+    expect(s.fileOnMain('README.md')).toBe('one\n');
+  });
+
+  it('freezes the required statuses of .mainline.yaml into each run, and waits for all of them', async () => {
+    s = await GitScenario.create(
+      { directMergeMode: 'off' },
+      { 'README.md': 'hi\n', '.mainline.yaml': 'merge:\n  required_statuses:\n    - build\n    - test\n' },
+    );
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    const [run] = await s.runsInProgress();
+    const details = (
+      await s.post('/v1/getMergeQueueTestingDetails', {
+        repo: REPO,
+        targetBranch: 'main',
+        testRunId: run!.id,
+      })
+    ).json();
+    expect(details).toMatchObject({
+      requiredStatuses: ['build', 'test'],
+      requiredStatusesSource: 'service_config',
+    });
+    await s.ci('success', 1, 'build');
+    await s.settle();
+    expect((await s.pr(1)).state).toBe('testing');
+    await s.ci('success', 1, 'test');
+    await s.settle();
+    expect(s.history()[0]).toBe('Add a (#1)');
+  });
+
+  it('merges with merge_commit and rebase when the queue says so', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off', mergeMethod: 'merge_commit' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    await s.ci('success');
+    await s.settle();
+    expect(s.history()).toEqual(['Merge pull request #1: Add a', 'Initial commit']);
+    expect(s.bareGit('log', '--format=%s', 'main^2')).toBe('Add a\nInitial commit');
+    await s.post('/v1/updateQueue', { repo: REPO, targetBranch: 'main', mergeMethod: 'rebase' });
+    await s.openPr(2, { 'b.txt': 'b\n' }, 'Add b');
+    await s.submit(2);
+    await s.settle();
+    await s.ci('success');
+    await s.settle();
+    expect(s.history().slice(0, 2)).toEqual(['Add b', 'Merge pull request #1: Add a']);
+  });
+
+  it('restarts the run when the target branch is pushed to from outside', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    const [before] = await s.runsInProgress();
+    s.pushToMain({ 'hotfix.txt': 'fix\n' }, 'Hotfix');
+    await s.settle();
+    const [after] = await s.runsInProgress();
+    expect(after?.id).not.toBe(before?.id);
+    await s.ci('success');
+    await s.settle();
+    expect(s.history()).toEqual(['Add a (#1)', 'Hotfix', 'Initial commit']);
+  });
+
+  it('cancels a queued PR that gets new commits, with a reason', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    s.git('checkout', '-q', 'feature-1');
+    s.commit({ 'a.txt': 'a2\n' }, 'More a');
+    s.git('push', '-q', 'origin', 'feature-1');
+    await s.settle();
+    const pr = await s.pr(1);
+    expect(pr.state).toBe('cancelled');
+    expect(pr.stateReason).toMatch(/commit|updated|head/i);
+  });
+
+  it('pauses: a paused queue starts no test run until it runs again', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off', state: 'PAUSED' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    expect(await s.runsInProgress()).toEqual([]);
+    expect((await s.queue()).state).toBe('paused');
+    await s.post('/v1/updateQueue', { repo: REPO, targetBranch: 'main', state: 'running' });
+    await s.settle();
+    expect((await s.runsInProgress()).map((r) => r.tested)).toEqual([[1]]);
+  });
+
+  it('deleteQueue refuses a queue that still has PRs', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    const res = await s.post('/v1/deleteQueue', { repo: REPO, targetBranch: 'main' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toMatch(/drain/);
+  });
+
+  it('answers submitting an unknown PR with 404 PR_NOT_FOUND and a bad priority with 400', async () => {
+    s = await GitScenario.create();
+    expect(
+      (await s.post('/v1/submitPullRequest', { repo: REPO, targetBranch: 'main', pr: { number: 99 } })).json()
+        .error.code,
+    ).toBe('PR_NOT_FOUND');
+    await s.openPr(1, { 'a.txt': 'a\n' });
+    const bad = await s.post('/v1/submitPullRequest', {
+      repo: REPO,
+      targetBranch: 'main',
+      pr: { number: 1 },
+      priority: 'asap',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.details[0].path).toBe('$.priority');
+  });
+});

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { trunkValidator } from '../support/trunk-schema.ts';
+
+const validConfig = trunkValidator('QueueConfigOut');
+const INTEGERS = [
+  'concurrency',
+  'bisectionConcurrency',
+  'testingTimeoutMinutes',
+  'pendingFailureDepth',
+  'batchingMaxWaitTimeMinutes',
+  'batchingMinSize',
+];
+const ENUMS: Record<string, string[]> = {
+  state: ['running', 'paused', 'draining'],
+  mode: ['single', 'parallel'],
+  directMergeMode: ['off', 'always'],
+  optimizationMode: ['off', 'bisection_skip_redundant_tests'],
+  mergeMethod: ['merge_commit', 'squash', 'rebase'],
+};
+
+describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () => {
+  let t: TestApp;
+  let token: string;
+  const queue = { repo: REPO, targetBranch: 'main' };
+  const update = (fields: object) => t.post('/v1/updateQueue', { ...queue, ...fields }, token);
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    token = await t.token('acme');
+    expect(
+      (await t.post('/v1/createQueue', { ...queue, mode: 'SINGLE', concurrency: 3 }, token)).statusCode,
+    ).toBe(200);
+  });
+  afterAll(() => t.close());
+
+  it('createQueue creates the repository on first use and answers 409 for a second queue on the branch', async () => {
+    const again = await t.post('/v1/createQueue', queue, token);
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.code).toBe('ALREADY_EXISTS');
+    expect((await t.post('/v1/repositories/get', { repo: REPO }, token)).statusCode).toBe(200);
+  });
+
+  it('getQueue answers the full settings record plus the queued pull requests, in Trunk’s shape', async () => {
+    const res = await t.post('/v1/getQueue', queue, token);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    const { enqueuedPullRequests, ...config } = body;
+    expect(validConfig(config)).toEqual([]);
+    expect(enqueuedPullRequests).toEqual([]);
+    expect(body).toMatchObject({
+      state: 'running',
+      branch: 'main',
+      mode: 'single',
+      concurrency: 3,
+      requiredStatuses: [],
+    });
+  });
+
+  it.each(INTEGERS)(
+    '%s accepts 1 and 4294967295 and refuses 0, 4294967296, 1.5, "3" and null',
+    async (field) => {
+      for (const ok of [1, 4294967295]) {
+        const res = await update({ [field]: ok });
+        expect(res.statusCode, `${field}=${ok}`).toBe(200);
+        expect(res.json()[field]).toBe(ok);
+        expect(validConfig(res.json())).toEqual([]);
+      }
+      for (const bad of [0, 4294967296, 1.5, '3', null, -1]) {
+        const res = await update({ [field]: bad });
+        expect(res.statusCode, `${field}=${JSON.stringify(bad)}`).toBe(400);
+        expect(res.json().error.code).toBe('VALIDATION_FAILED');
+        expect(res.json().error.details.map((d: { path: string }) => d.path)).toContain(`$.${field}`);
+      }
+    },
+  );
+
+  it.each(Object.entries(ENUMS))(
+    '%s takes every value in any case and answers it in lower case',
+    async (field, values) => {
+      for (const value of values) {
+        for (const sent of [value, value.toUpperCase()]) {
+          const res = await update({ [field]: sent });
+          expect(res.statusCode, `${field}=${sent}`).toBe(200);
+          if (field !== 'state' && field !== 'mode') expect(res.json()[field]).toBe(value);
+        }
+      }
+      const bad = await update({ [field]: 'sideways' });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().error.details[0]).toMatchObject({
+        path: `$.${field}`,
+        expected: expect.stringContaining(values[0]!),
+      });
+      await update({ state: 'running', mode: 'single' });
+    },
+  );
+
+  it('refuses state switching_modes: it is only ever reported', async () => {
+    expect((await update({ state: 'switching_modes' })).statusCode).toBe(400);
+  });
+
+  it('takes every boolean, and accepts the fields terraform sends', async () => {
+    const flags = {
+      canOptimisticallyMerge: true,
+      batch: true,
+      commentsEnabled: false,
+      commandsEnabled: false,
+      createPrsForTestingBranches: false,
+      statusCheckEnabled: false,
+    };
+    const res = await update({
+      ...flags,
+      extensionEnabled: true,
+      enqueueingLabel: 'merge',
+      labelCommandsEnabled: false,
+      stateLabelsEnabled: false,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject(flags);
+    expect((await update({ batch: 'yes' })).statusCode).toBe(400);
+  });
+
+  it('requiredStatuses overrides the other sources; deleteRequiredStatuses restores them', async () => {
+    expect((await update({ requiredStatuses: ['build', 'test'] })).json().requiredStatuses).toEqual([
+      'build',
+      'test',
+    ]);
+    expect((await t.post('/v1/getQueue', queue, token)).json().requiredStatuses).toEqual(['build', 'test']);
+    expect((await update({ deleteRequiredStatuses: true })).json().requiredStatuses).toEqual([]);
+  });
+
+  it('answers an unknown repository or branch with 404', async () => {
+    const noRepo = await t.post(
+      '/v1/updateQueue',
+      { repo: { ...REPO, name: 'nope' }, targetBranch: 'main', batch: true },
+      token,
+    );
+    expect(noRepo.statusCode).toBe(404);
+    expect(noRepo.json().error.code).toBe('REPO_NOT_FOUND');
+    const noBranch = await t.post(
+      '/v1/updateQueue',
+      { repo: REPO, targetBranch: 'release', batch: true },
+      token,
+    );
+    expect(noBranch.statusCode).toBe(404);
+    expect(noBranch.json().error.code).toBe('QUEUE_NOT_FOUND');
+    expect((await t.post('/v1/getQueue', { repo: REPO, targetBranch: 'release' }, token)).statusCode).toBe(
+      404,
+    );
+  });
+
+  it('another organization cannot see or change the queue', async () => {
+    const other = await t.token('globex');
+    const res = await t.post('/v1/getQueue', queue, other);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('REPO_NOT_FOUND');
+  });
+
+  it('getMergeQueueTestingDetails answers 404 for an unknown test run', async () => {
+    const res = await t.post('/v1/getMergeQueueTestingDetails', { ...queue, testRunId: 'nope' }, token);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('TEST_RUN_NOT_FOUND');
+  });
+
+  it('getMergeQueueMetrics answers Prometheus text and needs repoHost with repo', async () => {
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/v1/getMergeQueueMetrics?repo=acme/web&repoHost=github.com',
+      headers: { 'x-api-token': token },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain; version=0.0.4');
+    expect(res.body).toContain('mq_depth_current{repo="acme/web",branch="main",queue_type="main"} 0');
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/v1/getMergeQueueMetrics?repo=acme/web',
+      headers: { 'x-api-token': token },
+    });
+    expect(bad.statusCode).toBe(400);
+  });
+
+  it('deleteQueue removes an empty queue', async () => {
+    expect((await t.post('/v1/deleteQueue', queue, token)).statusCode).toBe(200);
+    expect((await t.post('/v1/getQueue', queue, token)).statusCode).toBe(404);
+  });
+});
