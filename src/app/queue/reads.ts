@@ -97,11 +97,11 @@ export async function testingDetails(
   };
 }
 
-const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+const promEscape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 function queueLines(repo: string, s: QueueState): string[] {
   const l = (name: string, extra: string, value: number) =>
-    `${name}{repo="${escape(repo)}",branch="${escape(s.branch)}"${extra}} ${value}`;
+    `${name}{repo="${promEscape(repo)}",branch="${promEscape(s.branch)}"${extra}} ${value}`;
   const entries = Object.values(s.prs);
   const count = (pred: (e: PrEntry) => boolean) => entries.filter(pred).length;
   const runs = Object.values(s.runs);
