@@ -226,7 +226,17 @@ export interface CommitStatusesTable {
   updated_at: number;
 }
 
+export interface ImpactedTargetsTable {
+  repo_id: string;
+  pr_number: number;
+  head_sha: string;
+  /** JSON: a list of target names, or the string "ALL". */
+  targets: string;
+  updated_at: number;
+}
+
 export interface Tables {
+  impacted_targets: ImpactedTargetsTable;
   merge_queues: MergeQueuesTable;
   queue_actions: QueueActionsTable;
   git_pull_requests: GitPullRequestsTable;

@@ -6,6 +6,7 @@ import {
   type PriorityName,
   parsePriority,
 } from '../../domain/queue/index.ts';
+import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
@@ -79,6 +80,17 @@ export async function submitPullRequest(
     },
     ctx.now(),
   );
+  const stored = await findImpactedTargets(ctx.db, queue.repoId, pr.number, pr.headSha);
+  if (stored !== undefined) {
+    const targets = JSON.parse(stored.targets) as ImpactedTargets;
+    const event = {
+      type: 'impacted_targets_set' as const,
+      prNumber: pr.number,
+      headSha: pr.headSha,
+      targets,
+    };
+    await applyEvent(ctx.db, queue.row.id, event, ctx.now());
+  }
 }
 
 async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
@@ -134,7 +146,10 @@ export async function getSubmittedPullRequest(ctx: AppContext, caller: Caller, b
   };
 }
 
-/** setImpactedTargets: the targets a PR head touches (parallel mode lanes); "ALL" depends on everything. */
+/**
+ * setImpactedTargets: the targets a PR head touches (parallel mode lanes); "ALL" depends on everything.
+ * Kept per PR head, so targets uploaded before the PR is submitted (as merge-action does) apply when it is.
+ */
 export async function setImpactedTargets(
   ctx: AppContext,
   caller: Caller,
@@ -149,10 +164,19 @@ export async function setImpactedTargets(
   const prNumber = Number(body.pr.number);
   const targets: ImpactedTargets =
     body.impactedTargets === 'ALL' ? 'ALL' : [...new Set(body.impactedTargets)];
+  const headSha = body.pr.sha.toLowerCase();
+  await saveImpactedTargets(ctx.db, {
+    repo_id: queue.repoId,
+    pr_number: prNumber,
+    head_sha: headSha,
+    targets: JSON.stringify(targets),
+    updated_at: ctx.now(),
+  });
+  if (getPrRecord(queue.state, prNumber) === undefined) return;
   await applyEvent(
     ctx.db,
     queue.row.id,
-    { type: 'impacted_targets_set', prNumber, headSha: body.pr.sha, targets },
+    { type: 'impacted_targets_set', prNumber, headSha, targets },
     ctx.now(),
   );
 }

@@ -50,6 +50,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('git_pull_requests_pk', ['repo_id', 'number'])
     .execute();
 
+  // Impacted targets per PR head, kept even before the PR is submitted (merge-action uploads them early).
+  await db.schema
+    .createTable('impacted_targets')
+    .addColumn('repo_id', 'text', (c) => c.notNull().references('repositories.id').onDelete('cascade'))
+    .addColumn('pr_number', 'integer', (c) => c.notNull())
+    .addColumn('head_sha', 'text', (c) => c.notNull())
+    .addColumn('targets', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('impacted_targets_pk', ['repo_id', 'pr_number', 'head_sha'])
+    .execute();
+
   await db.schema
     .createTable('commit_statuses')
     .addColumn('repo_id', 'text', (c) => c.notNull().references('repositories.id').onDelete('cascade'))
@@ -63,7 +74,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['commit_statuses', 'git_pull_requests', 'queue_actions', 'merge_queues']) {
+  for (const table of [
+    'commit_statuses',
+    'impacted_targets',
+    'git_pull_requests',
+    'queue_actions',
+    'merge_queues',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }
