@@ -18,6 +18,10 @@ import {
 /** A runner holds a queue this long after its last pass; a crashed runner's queues are taken over after it. */
 export const LEASE_MS = 30_000;
 const ACTIONS_PER_PASS = 50;
+/** An action failing this many times in a row is answered with a failure event. */
+const MAX_ACTION_ATTEMPTS = 5;
+/** How often a queue's target and PR heads are compared with the forge (git has no webhooks). */
+export const OBSERVE_EVERY_MS = 5_000;
 const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 type Log = {
@@ -37,6 +41,8 @@ export class QueueRunner {
   readonly #forge: Forge;
   readonly #log: Log;
   readonly #held = new Set<string>();
+  /** When each queue was last compared with the forge. */
+  readonly #observedAt = new Map<string, number>();
   /** `<queue>@<target head>` whose required statuses were read from the forge. */
   readonly #discovered = new Set<string>();
 
@@ -72,7 +78,11 @@ export class QueueRunner {
     const row = await findQueueById(this.#ctx.db, queueId);
     if (row === undefined) return;
     const repo = await this.#repo(row.repo_id);
-    await this.#observe(queueId, repo, loadState(row).state);
+    const now = this.#ctx.now();
+    if (now - (this.#observedAt.get(queueId) ?? Number.NEGATIVE_INFINITY) >= OBSERVE_EVERY_MS) {
+      this.#observedAt.set(queueId, now);
+      await this.#observe(queueId, repo, loadState(row).state);
+    }
     const fresh = await findQueueById(this.#ctx.db, queueId);
     if (fresh?.wake_at != null && fresh.wake_at <= this.#ctx.now())
       await this.#apply(queueId, { type: 'tick' });
@@ -81,10 +91,35 @@ export class QueueRunner {
         await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction);
         await markActionDone(this.#ctx.db, action.id, this.#ctx.now());
       } catch (err) {
-        await markActionFailed(this.#ctx.db, action.id, String((err as Error).message));
-        this.#log.warn({ err, queue: queueId, action: action.id }, 'queue action failed; it will be retried');
+        const message = String((err as Error).message);
+        await markActionFailed(this.#ctx.db, action.id, message);
+        if (action.attempts + 1 >= MAX_ACTION_ATTEMPTS) {
+          await this.#giveUp(queueId, JSON.parse(action.action) as QueueAction, message);
+          await markActionDone(this.#ctx.db, action.id, this.#ctx.now());
+          this.#log.error({ err, queue: queueId, action: action.id }, 'queue action failed for good');
+        } else {
+          this.#log.warn(
+            { err, queue: queueId, action: action.id },
+            'queue action failed; it will be retried',
+          );
+        }
         return;
       }
+    }
+  }
+
+  /** An action that keeps failing is answered with a failure, so the PR leaves the queue with the reason instead of stalling it. */
+  async #giveUp(queueId: string, action: QueueAction, message: string): Promise<void> {
+    const reason = `the forge failed ${MAX_ACTION_ATTEMPTS} times: ${message}`;
+    if (action.type === 'create_test_run') {
+      await this.#apply(queueId, {
+        type: 'test_branch_failed',
+        runId: action.runId,
+        conflictPr: null,
+        reason,
+      });
+    } else if (action.type === 'merge_pr') {
+      await this.#apply(queueId, { type: 'merge_failed', prNumber: action.prNumber, reason });
     }
   }
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
-import { QueueRunner } from '../../src/runner/queue-runner.ts';
+import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { buildTestApp, REPO, type TestApp } from './app.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -130,8 +130,9 @@ export class GitScenario {
     expect(res.statusCode, res.body).toBe(200);
   }
 
-  /** Runs runner passes until the outbox is empty (bounded). */
+  /** Lets a few seconds pass (so the runner looks at the repository again), then runs passes until the outbox is empty. */
   async settle(): Promise<void> {
+    this.clock += OBSERVE_EVERY_MS;
     for (let i = 0; i < 20; i++) {
       await this.runner.runOnce();
       const pending = await this.t.db.database.db
