@@ -1,4 +1,8 @@
 /** The HTTP client of the client commands: posts test results to a Mainline (or Trunk v1) server. */
+import type { UploadMeta } from '../app/ingest/ingest.ts';
+
+/** The upload's `meta` part: one definition, shared with the server (docs/upload-contract.md). */
+export type { UploadMeta };
 
 /** A failure the client commands report as `mainline: <message>` and exit with `exitCode`. */
 export class CliError extends Error {
@@ -11,21 +15,6 @@ export class CliError extends Error {
   ) {
     super(message);
   }
-}
-
-export interface UploadMeta {
-  repo: { host: string; owner: string; name: string };
-  org_url_slug: string;
-  branch: string;
-  commit_sha: string;
-  pr_number?: number;
-  pr_title?: string;
-  job_name?: string;
-  job_url?: string;
-  variant?: string;
-  run_attempt?: number;
-  codeowners?: string;
-  upload_key?: string;
 }
 
 export interface UploadFile {

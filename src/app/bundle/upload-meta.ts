@@ -1,21 +1,9 @@
 /** BundleUploadMeta → the snake_case `meta` of POST /v1/test-results/upload (docs/upload-contract.md). */
-import type { BundleUploadMeta, RepoRef } from './types.ts';
+import type { UploadMeta } from '../ingest/ingest.ts';
+import type { BundleUploadMeta } from './types.ts';
 
-/** Structurally the same as the upload contract's `meta`, so ingestion can take either. */
-export interface BundleAsUploadMeta {
-  repo: RepoRef;
-  org_url_slug: string;
-  branch: string;
-  commit_sha: string;
-  pr_number?: number;
-  pr_title?: string;
-  job_name?: string;
-  job_url?: string;
-  variant?: string;
-  run_attempt?: number;
-  codeowners?: string;
-  upload_key?: string;
-}
+/** The upload contract's `meta`: ingestion takes a bundle's meta exactly as a multipart upload's. */
+export type BundleAsUploadMeta = UploadMeta;
 
 export type UploadMetaOutcome =
   /** Ready for ingestion. */
