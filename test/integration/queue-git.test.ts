@@ -206,4 +206,52 @@ describe('the merge queue on a real git repository', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.details[0].path).toBe('$.priority');
   });
+
+  it('cancels and restarts through the API, and pages through the queue’s pull requests', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    for (const n of [1, 2, 3]) await s.openPr(n, { [`f${n}.txt`]: `${n}\n` }, `Change ${n}`);
+    for (const n of [1, 2, 3]) await s.submit(n);
+    await s.settle();
+    const cancel = await s.post('/v1/cancelPullRequest', {
+      repo: REPO,
+      targetBranch: 'main',
+      pr: { number: 3 },
+    });
+    expect(cancel.statusCode).toBe(200);
+    expect(await s.pr(3)).toMatchObject({
+      state: 'cancelled',
+      stateReason: expect.stringMatching(/Cancelled through the API/),
+      isCurrentlySubmittedToQueue: false,
+    });
+    const again = await s.post('/v1/cancelPullRequest', {
+      repo: REPO,
+      targetBranch: 'main',
+      pr: { number: 3 },
+    });
+    expect(again.statusCode).toBe(400);
+    const testing1 = async () => (await s!.runsInProgress()).find((r) => r.tested.includes(1));
+    const before = await testing1();
+    expect(
+      (await s.post('/v1/restartTestsOnPullRequest', { repo: REPO, targetBranch: 'main', pr: { number: 1 } }))
+        .statusCode,
+    ).toBe(200);
+    await s.settle();
+    const after = await testing1();
+    expect(after).toBeDefined();
+    expect(after?.id).not.toBe(before?.id);
+
+    const list = (body: object) =>
+      s!.post('/v1/listPullRequests', { repo: REPO, targetBranch: 'main', ...body });
+    const first = (await list({ take: 2 })).json();
+    expect(first.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2]);
+    expect(first.nextCursor).toMatch(/^[0-9a-f-]{36}$/);
+    const rest = (await list({ take: 2, cursor: first.nextCursor })).json();
+    expect(rest.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([3]);
+    expect(rest.nextCursor).toBeUndefined();
+    expect(
+      (await list({ state: 'cancelled' })).json().pullRequests.map((p: { prNumber: number }) => p.prNumber),
+    ).toEqual([3]);
+    expect((await list({ take: 101 })).statusCode).toBe(400);
+    expect((await list({ cursor: '01234567-0123-4123-8123-0123456789ab' })).statusCode).toBe(400);
+  });
 });
