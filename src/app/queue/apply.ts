@@ -25,6 +25,16 @@ const MAX_ATTEMPTS = 8;
 export class QueueConflictError extends Error {}
 
 /**
+ * When the runner should tick the queue next. The engine reports a batching wait that has already
+ * passed while no slot is free to start the batch; ticking then changes nothing (the freed slot's
+ * own event starts it), so only a time still ahead is stored.
+ */
+function futureWake(state: QueueState, now: number): number | null {
+  const at = nextWakeAt(state);
+  return at !== null && at > now ? at : null;
+}
+
+/**
  * Feeds one event to the engine and stores the outcome: the new state (only if nobody saved since it
  * was read: optimistic concurrency on `version`, retried on a lost race) and the actions it asked for,
  * in an outbox the runner carries out. State and actions are saved in one transaction, so a crash
@@ -43,7 +53,7 @@ export async function applyEvent(
       const result = step(loadState(row).state, event, now);
       const saved = await saveQueueState(trx, queueId, row.version, {
         state: JSON.stringify(result.state),
-        wake_at: nextWakeAt(result.state),
+        wake_at: futureWake(result.state, now),
         updated_at: now,
       });
       if (!saved) return undefined;
