@@ -12,6 +12,9 @@
  * top-level keys and other keys under `merge:` are ignored (not parsed). Anything else (tabs, anchors,
  * block scalars, nested items, several documents) is reported as an error rather than guessed at.
  * A missing key means "no statuses from this file" (null); an empty list means "none required".
+ *
+ * `merge.flake_protection: off | ignore_quarantined | retry_flaky` sets how the queue judges a failed
+ * run by the tests that failed, when the queue's own setting (updateQueue flakeProtection) is unset.
  */
 
 import { type GitContext, runGit } from './git.ts';
@@ -20,12 +23,14 @@ import { peel } from './repos.ts';
 
 /** Outcome of reading required statuses from the repository config file. */
 export type RequiredStatusesResult =
-  /** serviceConfig is null when there is no file, or the file does not set required_statuses. */
-  | { ok: true; serviceConfig: string[] | null }
+  /** serviceConfig is null when there is no file, or the file does not set required_statuses; likewise flakeProtection. */
+  | { ok: true; serviceConfig: string[] | null; flakeProtection: FlakeProtectionSetting | null }
   /** The file exists but could not be understood. */
   | { ok: false; reason: string };
 
 export const CONFIG_FILE = '.mainline.yaml';
+export const FLAKE_PROTECTION = ['off', 'ignore_quarantined', 'retry_flaky'] as const;
+export type FlakeProtectionSetting = (typeof FLAKE_PROTECTION)[number];
 const MAX_BYTES = 256 * 1024;
 
 interface Line {
@@ -50,10 +55,10 @@ function fail(line: Line | null, message: string): never {
 /** Required statuses from `.mainline.yaml` at the head of branch (null when the branch or file is absent). */
 export async function readRequiredStatuses(ctx: GitContext, branch: string): Promise<RequiredStatusesResult> {
   const head = await peel(ctx, await branchRef(ctx, branch));
-  if (head === null) return { ok: true, serviceConfig: null };
+  if (head === null) return { ok: true, serviceConfig: null, flakeProtection: null };
   const spec = `${head}:${CONFIG_FILE}`;
   const found = await runGit(ctx, ['rev-parse', '--verify', '--quiet', spec], { okCodes: [1] });
-  if (found.code !== 0) return { ok: true, serviceConfig: null };
+  if (found.code !== 0) return { ok: true, serviceConfig: null, flakeProtection: null };
   const blob = found.stdout.trim();
   const type = (await runGit(ctx, ['cat-file', '-t', blob])).stdout.trim();
   if (type !== 'blob') return { ok: false, reason: `${CONFIG_FILE} is a ${type}, not a file` };
@@ -68,7 +73,8 @@ export async function readRequiredStatuses(ctx: GitContext, branch: string): Pro
 export function parseMainlineConfig(source: string): RequiredStatusesResult {
   try {
     if (Buffer.byteLength(source) > MAX_BYTES) fail(null, `file is larger than ${MAX_BYTES} bytes`);
-    return { ok: true, serviceConfig: requiredStatuses(contentLines(source)) };
+    const lines = contentLines(source);
+    return { ok: true, serviceConfig: requiredStatuses(lines), flakeProtection: flakeProtection(lines) };
   } catch (error) {
     if (error instanceof ConfigSyntaxError) return { ok: false, reason: `${CONFIG_FILE}: ${error.message}` };
     throw error;
@@ -92,6 +98,17 @@ function requiredStatuses(lines: Line[]): string[] | null {
     fail(topEntry?.line ?? null, 'required_statuses is set both at top level and under merge');
   }
   return nested ?? flat;
+}
+
+function flakeProtection(lines: Line[]): FlakeProtectionSetting | null {
+  if (lines.length === 0) return null;
+  const merge = mapping(lines).get('merge');
+  const entry = merge && merge.children.length > 0 ? mapping(merge.children).get('flake_protection') : undefined;
+  if (entry === undefined || isNull(entry.value)) return null;
+  const value = scalar(entry.line, entry.value).toLowerCase();
+  const known = FLAKE_PROTECTION.find((v) => v === value);
+  if (known === undefined) fail(entry.line, `flake_protection must be one of ${FLAKE_PROTECTION.join(', ')}`);
+  return known;
 }
 
 /** Non-blank lines without comments; tabs in indentation and multiple documents are refused. */
