@@ -1,0 +1,991 @@
+/**
+ * Merge-queue bench: the pure engine (src/domain/queue) driven by a simulated CI and forge on simulated
+ * time. Reports PRs merged per hour against the throughput ceilings of mergequeue.md §1c for single,
+ * speculative, anti-flake, batching and parallel configurations, and the engine's cost per event with
+ * 1,000 PRs queued. Deterministic: seeded PRNGs, no wall-clock waits (wall time is only measured).
+ */
+import {
+  createQueueState,
+  nextWakeAt,
+  type QueueAction,
+  type QueueEvent,
+  type QueueSettings,
+  type QueueState,
+  step,
+} from '../src/domain/queue/index.ts';
+import { exponential, mulberry32, SimulatedCi, TimedHeap } from './queue-ci.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const T0 = Date.UTC(2025, 0, 6, 0, 0, 0);
+const REQUIRED_CHECK = 'ci';
+
+/** Which closed form of mergequeue.md §1c bounds a configuration. */
+export type CeilingKind =
+  | 'serial'
+  | 'speculative'
+  | 'anti_flake'
+  | 'serial_batch'
+  | 'combined_batch'
+  | 'lanes';
+
+export interface QueueScenario {
+  id: string;
+  label: string;
+  mode: 'single' | 'parallel';
+  concurrency: number;
+  /** Batching on with this batchingMinSize (bisection with bisection_skip_redundant_tests). */
+  batchSize?: number;
+  /** canOptimisticallyMerge + pendingFailureDepth 1 ("anti-flake protection"). */
+  antiFlake?: boolean;
+  /** Parallel mode: each PR impacts one of this many independent targets. */
+  targets?: number;
+  ceiling: CeilingKind;
+}
+
+export const DEFAULT_SCENARIOS: QueueScenario[] = [
+  { id: 'serial', label: 'single, concurrency 1', mode: 'single', concurrency: 1, ceiling: 'serial' },
+  {
+    id: 'spec5',
+    label: 'single, concurrency 5',
+    mode: 'single',
+    concurrency: 5,
+    ceiling: 'speculative',
+  },
+  {
+    id: 'spec25',
+    label: 'single, concurrency 25',
+    mode: 'single',
+    concurrency: 25,
+    ceiling: 'speculative',
+  },
+  {
+    id: 'antiflake5',
+    label: 'single, concurrency 5, optimistic + pending-failure depth 1',
+    mode: 'single',
+    concurrency: 5,
+    antiFlake: true,
+    ceiling: 'anti_flake',
+  },
+  {
+    id: 'batch4',
+    label: 'batching 4, concurrency 1, bisection',
+    mode: 'single',
+    concurrency: 1,
+    batchSize: 4,
+    ceiling: 'serial_batch',
+  },
+  {
+    id: 'batch4c5',
+    label: 'batching 4, concurrency 5, bisection',
+    mode: 'single',
+    concurrency: 5,
+    batchSize: 4,
+    ceiling: 'combined_batch',
+  },
+  {
+    id: 'parallel4',
+    label: 'parallel, 4 independent targets, concurrency 20',
+    mode: 'parallel',
+    concurrency: 20,
+    targets: 4,
+    ceiling: 'lanes',
+  },
+];
+
+export interface QueueBenchOptions {
+  seed?: number;
+  /** Measured window (simulated hours), after the warm-up. */
+  hours?: number;
+  warmupHours?: number;
+  /** Mean CI duration T, minutes. */
+  durationMinutes?: number;
+  /** Run durations are uniform in T·(1 ± jitter). */
+  jitter?: number;
+  /** Probability p that a PR really breaks the build. */
+  failureRate?: number;
+  /**
+   * Saturated runs are replicated with seeds seed, seed+1, … until at least minMerged PRs merged in
+   * total (at most maxReplications, and no new seed once maxEvents engine events were spent on the
+   * configuration): one 24 h seed of a slow configuration is noisy (±15%).
+   */
+  minMerged?: number;
+  maxReplications?: number;
+  maxEvents?: number;
+  /** Flake rates f to run every scenario with. */
+  flakeRates?: number[];
+  scenarios?: QueueScenario[];
+  /** Latency table: Poisson arrivals at this fraction of each scenario's saturated processing rate. */
+  arrivalLoad?: number;
+  /** Flake rate used for the latency table (null: skip the table). */
+  latencyFlakeRate?: number | null;
+  /**
+   * Drop finished test runs that nothing references any more (their branch is deleted) from the state
+   * between events. Decision-neutral (the engine only reads runs it references or that are active) and
+   * keeps the simulation fast; the engine itself never forgets a run, see stepMicros.
+   */
+  pruneRuns?: boolean;
+  /** PRs queued for the engine-cost measurement. */
+  costPrs?: number;
+  /** Timed step() calls per event type. */
+  costIterations?: number;
+  log?: (line: string) => void;
+}
+
+export type Resolved = Required<Omit<QueueBenchOptions, 'log'>> & { log: (line: string) => void };
+
+export interface Ceiling {
+  name: string;
+  formula: string;
+  perHour: number;
+}
+
+export interface ScenarioResult {
+  scenario: string;
+  label: string;
+  arrival: 'saturated' | 'poisson';
+  flakeRate: number;
+  /** Seeds simulated (each `hours` long); counts below are totals over them, rates are means. */
+  replications: number;
+  /** Lowest and highest merged/h of a single replication. */
+  mergedPerHourRange: [number, number];
+  /** Poisson arrival rate, PRs/h (0 when saturated). */
+  arrivalPerHour: number;
+  mergedPerHour: number;
+  /** Merged plus ejected, per hour: what the queue got through. */
+  processedPerHour: number;
+  ceiling: Ceiling;
+  /** mergedPerHour / ceiling. */
+  ratio: number;
+  merged: number;
+  ejectedBad: number;
+  /** Good PRs that ended failed (wrong ejections). */
+  ejectedGood: number;
+  /** Safety: bad PRs merged, and merges whose tree no passing run tested on the then-current target. */
+  badMerged: number;
+  untestedMerges: number;
+  runsStarted: number;
+  runsCancelled: number;
+  runsPerMerged: number;
+  ciHoursPerMerged: number;
+  meanQueueMinutes: number;
+  p95QueueMinutes: number;
+  /** PRs still queued at the end of the window. */
+  openAtEnd: number;
+  /** Set when the engine stopped making progress (no merge for 10·T with PRs queued). */
+  stall: string | null;
+  events: number;
+  /** Mean wall time of one step() during the simulation, µs (grows with the state's history). */
+  stepMicros: number;
+  /** Entries kept in the state at the end: PRs and runs (the engine never forgets either). */
+  statePrs: number;
+  stateRuns: number;
+  stateKiB: number;
+}
+
+export interface CostResult {
+  setup: string;
+  event: string;
+  iterations: number;
+  medianMicros: number;
+  p99Micros: number;
+  meanMicros: number;
+  actions: number;
+}
+
+export interface QueueBenchReport {
+  params: {
+    seed: number;
+    hours: number;
+    warmupHours: number;
+    durationMinutes: number;
+    jitter: number;
+    failureRate: number;
+    flakeRates: number[];
+    arrivalLoad: number;
+    latencyFlakeRate: number | null;
+    pruneRuns: boolean;
+    minMerged: number;
+    maxReplications: number;
+    maxEvents: number;
+    costPrs: number;
+    costIterations: number;
+  };
+  throughput: ScenarioResult[];
+  latency: ScenarioResult[];
+  cost: CostResult[];
+  seconds: number;
+}
+
+export function resolve(o: QueueBenchOptions): Resolved {
+  return {
+    seed: o.seed ?? 20250106,
+    hours: o.hours ?? 24,
+    warmupHours: o.warmupHours ?? 1,
+    durationMinutes: o.durationMinutes ?? 30,
+    jitter: o.jitter ?? 0.1,
+    failureRate: o.failureRate ?? 0.05,
+    flakeRates: o.flakeRates ?? [0, 0.05, 0.15],
+    scenarios: o.scenarios ?? DEFAULT_SCENARIOS,
+    arrivalLoad: o.arrivalLoad ?? 0.7,
+    latencyFlakeRate: o.latencyFlakeRate === undefined ? 0.05 : o.latencyFlakeRate,
+    pruneRuns: o.pruneRuns ?? true,
+    minMerged: o.minMerged ?? 500,
+    maxReplications: o.maxReplications ?? 5,
+    maxEvents: o.maxEvents ?? 6000,
+    costPrs: o.costPrs ?? 1000,
+    costIterations: o.costIterations ?? 100,
+    log: o.log ?? (() => {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Ceilings (mergequeue.md §1c, "Simple models"): T = CI duration, C = concurrency, q ≈ p + f,
+// B = batch size, k = independent target groups.
+
+/** Σ_{k=0}^{C−1}(1−q)^k / T = (1−(1−q)^C)/(q·T); C/T when q = 0. */
+function speculative(q: number, c: number, tHours: number): number {
+  return q === 0 ? c / tHours : (1 - (1 - q) ** c) / (q * tHours);
+}
+
+export function ceilingFor(s: QueueScenario, p: number, f: number, tMinutes: number): Ceiling {
+  const t = tMinutes / 60;
+  const q = p + f;
+  const c = s.concurrency;
+  const b = s.batchSize ?? 1;
+  switch (s.ceiling) {
+    case 'serial':
+      return { name: 'serial, no speculation', formula: '1/T', perHour: 1 / t };
+    case 'speculative':
+      return { name: 'speculative window C', formula: '(1−(1−q)^C)/(q·T)', perHour: speculative(q, c, t) };
+    case 'anti_flake':
+      return {
+        name: 'anti-flake (q → p)',
+        formula: '(1−(1−p)^C)/(p·T)',
+        perHour: speculative(p, c, t),
+      };
+    case 'serial_batch':
+      return { name: 'serial batch B', formula: 'B·(1−q)^B/T', perHour: (b * (1 - q) ** b) / t };
+    case 'combined_batch':
+      return {
+        name: 'combined, C batches of B',
+        formula: 'C·B·(1−q)^B/T',
+        perHour: (c * b * (1 - q) ** b) / t,
+      };
+    case 'lanes': {
+      const k = s.targets ?? 1;
+      return {
+        name: 'speculative per lane × k',
+        formula: 'k·(1−(1−q)^(C/k))/(q·T)',
+        perHour: k * speculative(q, c / k, t),
+      };
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The simulation.
+
+type SimEvent = { kind: 'arrival' } | { kind: 'ci'; runId: string } | { kind: 'tick' };
+
+interface SimPr {
+  bad: boolean;
+  target: string;
+  submittedAt: number;
+  end: 'merged' | 'failed' | 'cancelled' | null;
+  endedAt: number;
+}
+
+export interface RunConfig {
+  scenario: QueueScenario;
+  /** Debugging: called after every step with the event and the actions it produced. */
+  trace?: (now: number, event: QueueEvent, actions: QueueAction[], state: QueueState) => void;
+  flakeRate: number;
+  /** Saturated: keep `backlog` PRs submitted; else Poisson arrivals at arrivalPerHour. */
+  backlog: number;
+  arrivalPerHour: number;
+}
+
+function settingsFor(s: QueueScenario): Partial<QueueSettings> {
+  const batching = s.batchSize !== undefined;
+  return {
+    mode: s.mode,
+    concurrency: s.concurrency,
+    bisectionConcurrency: Math.max(2, 2 * s.concurrency),
+    directMergeMode: 'off',
+    canOptimisticallyMerge: s.antiFlake ?? false,
+    pendingFailureDepth: s.antiFlake ? 1 : 0,
+    batch: batching,
+    batchingMinSize: s.batchSize ?? 4,
+    batchingMaxWaitTimeMinutes: 5,
+    optimizationMode: batching ? 'bisection_skip_redundant_tests' : 'off',
+  };
+}
+
+/** Enough submitted PRs to keep every testing slot busy (plus those waiting on a failure or a merge). */
+function backlogFor(s: QueueScenario): number {
+  return Math.ceil(1.5 * s.concurrency * (s.batchSize ?? 1)) + 4 * (s.targets ?? 1);
+}
+
+export class QueueSim {
+  state: QueueState;
+  now = T0;
+  readonly heap = new TimedHeap<SimEvent>();
+  readonly prs = new Map<number, SimPr>();
+  readonly ci: SimulatedCi;
+  private readonly inbox: QueueEvent[] = [];
+  private readonly prRand: () => number;
+  private readonly arrivalRand: () => number;
+  private readonly history: { sha: string; pr: number | null }[] = [{ sha: 'main-0', pr: null }];
+  private readonly ticks = new Set<number>();
+  private nextPr = 1;
+  open = 0;
+  lastMergeAt = T0;
+  events = 0;
+  stepNanos = 0n;
+  untestedMerges = 0;
+  badMerged = 0;
+  runsInWindow = 0;
+  readonly windowStart: number;
+  readonly windowEnd: number;
+
+  constructor(
+    private readonly opts: Resolved,
+    private readonly cfg: RunConfig,
+  ) {
+    this.windowStart = T0 + opts.warmupHours * HOUR;
+    this.windowEnd = this.windowStart + opts.hours * HOUR;
+    // Common random numbers: every scenario sees the same PR stream and the same CI dice.
+    this.prRand = mulberry32(opts.seed);
+    this.arrivalRand = mulberry32(opts.seed ^ 0x5bd1e995);
+    const ciRand = mulberry32((opts.seed * 31 + Math.round(cfg.flakeRate * 1000)) >>> 0);
+    this.ci = new SimulatedCi(
+      { durationMinutes: opts.durationMinutes, jitter: opts.jitter, flakeRate: cfg.flakeRate },
+      ciRand,
+      (n) => this.prs.get(n)?.bad ?? false,
+    );
+    this.state = createQueueState({
+      branch: 'main',
+      targetHead: 'main-0',
+      idSeed: 'run',
+      concurrency: cfg.scenario.concurrency,
+      settings: settingsFor(cfg.scenario),
+    });
+    this.send({ type: 'required_statuses_discovered', branchProtection: [REQUIRED_CHECK] });
+  }
+
+  /** Feed one event, then the forge's immediate answers, to the engine. */
+  send(event: QueueEvent): void {
+    this.inbox.push(event);
+    for (let ev = this.inbox.shift(); ev; ev = this.inbox.shift()) {
+      const t0 = process.hrtime.bigint();
+      const { state, actions } = step(this.state, ev, this.now);
+      this.stepNanos += process.hrtime.bigint() - t0;
+      this.events += 1;
+      this.state = state;
+      this.cfg.trace?.(this.now, ev, actions, state);
+      for (const a of actions) this.forge(a);
+    }
+  }
+
+  private inWindow(): boolean {
+    return this.now >= this.windowStart && this.now < this.windowEnd;
+  }
+
+  private forge(a: QueueAction): void {
+    switch (a.type) {
+      case 'create_test_run': {
+        const run = this.ci.start(
+          a.runId,
+          a.prHeads.map((h) => h.number),
+          this.now,
+        );
+        if (this.inWindow()) this.runsInWindow += 1;
+        this.heap.push(run.finishAt, { kind: 'ci', runId: a.runId });
+        this.inbox.push({ type: 'test_branch_built', runId: a.runId, sha: `sha-${a.runId}` });
+        return;
+      }
+      case 'delete_test_branch':
+        if (a.cancelCi) this.ci.cancel(a.runId, this.now);
+        return;
+      case 'merge_pr': {
+        this.checkSafety(a.prNumber);
+        const sha = `main-${this.history.length}`;
+        this.history.push({ sha, pr: a.prNumber });
+        this.inbox.push({ type: 'merge_succeeded', prNumber: a.prNumber, newTargetSha: sha });
+        return;
+      }
+      case 'report_pr_state': {
+        const p = this.prs.get(a.prNumber);
+        const terminal = a.state === 'merged' || a.state === 'failed' || a.state === 'cancelled';
+        if (!p || !terminal || p.end !== null) return;
+        p.end = a.state as 'merged' | 'failed' | 'cancelled';
+        p.endedAt = this.now;
+        this.open -= 1;
+        if (a.state === 'merged') this.lastMergeAt = this.now;
+        return;
+      }
+    }
+  }
+
+  /** The merged tree must be what a passing run tested: its base plus exactly the PRs merged since. */
+  private checkSafety(n: number): void {
+    const p = this.prs.get(n);
+    if (p?.bad) this.badMerged += 1;
+    const entry = this.state.prs[String(n)];
+    const run = entry?.proofRunId ? this.state.runs[entry.proofRunId] : undefined;
+    const baseAt = run ? this.history.findIndex((h) => h.sha === run.baseSha) : -1;
+    if (run?.status !== 'succeeded' || baseAt < 0) {
+      this.untestedMerges += 1;
+      return;
+    }
+    const since = this.history.slice(baseAt + 1).map((h) => h.pr);
+    const inBranch = new Set([...run.dependsOn, ...run.tested]);
+    const parallel = this.cfg.scenario.mode === 'parallel';
+    const alien = since.some(
+      (m) => m !== null && !inBranch.has(m) && (!parallel || this.prs.get(m)?.target === p?.target),
+    );
+    const ahead = run.prHeads.map((h) => h.number);
+    const missing = ahead.slice(0, ahead.indexOf(n)).some((m) => !since.includes(m));
+    if (alien || missing) this.untestedMerges += 1;
+  }
+
+  private submitOne(): void {
+    const n = this.nextPr++;
+    // Draw both values for every PR so the stream is the same in every scenario.
+    const bad = this.prRand() < this.opts.failureRate;
+    const target = `t${Math.floor(this.prRand() * (this.cfg.scenario.targets ?? 1))}`;
+    this.prs.set(n, { bad, target, submittedAt: this.now, end: null, endedAt: 0 });
+    this.open += 1;
+    const headSha = `pr${n}-head`;
+    this.send({
+      type: 'pr_submitted',
+      pr: {
+        number: n,
+        title: `PR ${n}`,
+        author: 'dev',
+        headSha,
+        baseSha: 'old-main',
+        baseBranch: 'main',
+        mergeability: 'mergeable',
+      },
+    });
+    if (this.cfg.scenario.mode === 'parallel') {
+      this.send({ type: 'impacted_targets_set', prNumber: n, headSha, targets: [target] });
+    }
+  }
+
+  /**
+   * Forget what no decision can read any more: runs whose branch is deleted and that no queued PR or
+   * bisection refers to, then PRs that ended (merged, failed) and that no kept run contains and that are
+   * not among the merges since the oldest kept run's base. Decision-neutral (checked by running with
+   * pruneRuns off: identical results); the engine itself keeps both forever.
+   */
+  private prune(): void {
+    const s = this.state;
+    const keep = new Set<string>();
+    for (const n of s.order) {
+      const e = s.prs[String(n)];
+      if (e?.runId) keep.add(e.runId);
+      if (e?.proofRunId) keep.add(e.proofRunId);
+    }
+    for (const b of s.bisections) {
+      keep.add(b.parentRunId);
+      for (const node of b.nodes) if (node.runId) keep.add(node.runId);
+    }
+    const runs: QueueState['runs'] = {};
+    const needed = new Set<number>(s.order);
+    if (s.merging) needed.add(s.merging.prNumber);
+    let oldestBase = s.lineage.length;
+    for (const [id, run] of Object.entries(s.runs)) {
+      const finished = run.status !== 'building' && run.status !== 'in_progress';
+      if (finished && run.branchDeleted && !keep.has(id)) continue;
+      runs[id] = run;
+      for (const h of run.prHeads) needed.add(h.number);
+      for (const n of run.tested) needed.add(n);
+      const at = s.lineage.findIndex((l) => l.sha === run.baseSha);
+      if (at >= 0 && at < oldestBase) oldestBase = at;
+    }
+    for (const l of s.lineage.slice(oldestBase)) if (l.prNumber !== null) needed.add(l.prNumber);
+    const prs: QueueState['prs'] = {};
+    for (const [key, e] of Object.entries(s.prs)) {
+      const ended = e.state === 'merged' || e.state === 'failed' || e.state === 'cancelled';
+      if (!ended || needed.has(e.number)) prs[key] = e;
+    }
+    const droppedRuns = Object.keys(runs).length !== Object.keys(s.runs).length;
+    const droppedPrs = Object.keys(prs).length !== Object.keys(s.prs).length;
+    if (droppedRuns || droppedPrs) this.state = { ...s, runs, prs };
+  }
+
+  private scheduleWake(): void {
+    const wake = nextWakeAt(this.state);
+    if (wake === null || wake <= this.now || this.ticks.has(wake)) return;
+    this.ticks.add(wake);
+    this.heap.push(wake, { kind: 'tick' });
+  }
+
+  run(): ScenarioResult {
+    const { cfg, opts } = this;
+    const saturated = cfg.arrivalPerHour === 0;
+    const meanGap = saturated ? 0 : HOUR / cfg.arrivalPerHour;
+    if (!saturated) this.heap.push(this.now + exponential(this.arrivalRand, meanGap), { kind: 'arrival' });
+    let stall: string | null = null;
+    const stallAfter = 10 * opts.durationMinutes * MINUTE;
+    const refill = () => {
+      while (saturated && this.open < cfg.backlog) this.submitOne();
+    };
+    refill();
+    this.scheduleWake();
+    for (;;) {
+      const next = this.heap.pop();
+      if (next === undefined) {
+        stall = `no pending event at ${hours(this.now)} with ${this.open} PRs queued`;
+        break;
+      }
+      if (next.at >= this.windowEnd) break;
+      this.now = next.at;
+      const ev = next.value;
+      if (ev.kind === 'arrival') {
+        this.submitOne();
+        this.heap.push(this.now + exponential(this.arrivalRand, meanGap), { kind: 'arrival' });
+      } else if (ev.kind === 'ci') {
+        const run = this.ci.finish(ev.runId);
+        if (run && this.state.runs[ev.runId]?.status === 'in_progress') {
+          const outcome = run.passes ? 'passed' : 'failed';
+          this.send({ type: 'ci_reported', runId: ev.runId, checks: [{ name: REQUIRED_CHECK, outcome }] });
+        }
+      } else {
+        this.ticks.delete(this.now);
+        this.send({ type: 'tick' });
+      }
+      refill();
+      if (opts.pruneRuns) this.prune();
+      this.scheduleWake();
+      if (this.open > 0 && this.now - this.lastMergeAt > stallAfter) {
+        stall = `no merge for ${Math.round((this.now - this.lastMergeAt) / MINUTE)} min at ${hours(this.now)} with ${this.open} PRs queued`;
+        break;
+      }
+    }
+    return this.result(stall);
+  }
+
+  private result(stall: string | null): ScenarioResult {
+    const { cfg, opts } = this;
+    const within = (p: SimPr) =>
+      p.end !== null && p.endedAt >= this.windowStart && p.endedAt < this.windowEnd;
+    const ended = [...this.prs.values()].filter(within);
+    const merged = ended.filter((p) => p.end === 'merged');
+    const failed = ended.filter((p) => p.end === 'failed');
+    const waits = merged.map((p) => (p.endedAt - p.submittedAt) / MINUTE).sort((a, b) => a - b);
+    const ceiling = ceilingFor(cfg.scenario, opts.failureRate, cfg.flakeRate, opts.durationMinutes);
+    const mergedPerHour = merged.length / opts.hours;
+    const ciMinutesInWindow = [...this.ci.runs.values()]
+      .filter((r) => r.startedAt >= this.windowStart && r.startedAt < this.windowEnd)
+      .reduce((sum, r) => sum + ((r.endedAt ?? this.windowEnd) - r.startedAt) / MINUTE, 0);
+    const cancelled = [...this.ci.runs.values()].filter(
+      (r) => r.startedAt >= this.windowStart && r.endedAt !== null && r.endedAt < r.finishAt,
+    ).length;
+    return {
+      scenario: cfg.scenario.id,
+      label: cfg.scenario.label,
+      arrival: cfg.arrivalPerHour === 0 ? 'saturated' : 'poisson',
+      flakeRate: cfg.flakeRate,
+      replications: 1,
+      mergedPerHourRange: [mergedPerHour, mergedPerHour],
+      arrivalPerHour: cfg.arrivalPerHour,
+      mergedPerHour,
+      processedPerHour: (merged.length + failed.length) / opts.hours,
+      ceiling,
+      ratio: mergedPerHour / ceiling.perHour,
+      merged: merged.length,
+      ejectedBad: failed.filter((p) => p.bad).length,
+      ejectedGood: failed.filter((p) => !p.bad).length,
+      badMerged: this.badMerged,
+      untestedMerges: this.untestedMerges,
+      runsStarted: this.runsInWindow,
+      runsCancelled: cancelled,
+      runsPerMerged: merged.length > 0 ? this.runsInWindow / merged.length : 0,
+      ciHoursPerMerged: merged.length > 0 ? ciMinutesInWindow / 60 / merged.length : 0,
+      meanQueueMinutes: waits.length > 0 ? waits.reduce((a, b) => a + b, 0) / waits.length : 0,
+      p95QueueMinutes: percentile(waits, 0.95),
+      openAtEnd: this.open,
+      stall,
+      events: this.events,
+      stepMicros: this.events > 0 ? Number(this.stepNanos / BigInt(this.events)) / 1000 : 0,
+      statePrs: Object.keys(this.state.prs).length,
+      stateRuns: Object.keys(this.state.runs).length,
+      stateKiB: Math.round(JSON.stringify(this.state).length / 1024),
+    };
+  }
+}
+
+function hours(at: number): string {
+  return `t+${((at - T0) / HOUR).toFixed(2)} h`;
+}
+
+function percentile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Engine cost with many PRs queued.
+
+interface CostSetup {
+  name: string;
+  settings: Partial<QueueSettings>;
+  targets: number;
+}
+
+const COST_SETUPS: CostSetup[] = [
+  {
+    name: 'single, concurrency 25',
+    settings: { mode: 'single', concurrency: 25, directMergeMode: 'off' },
+    targets: 0,
+  },
+  {
+    name: 'batching 4, concurrency 25',
+    settings: {
+      mode: 'single',
+      concurrency: 25,
+      directMergeMode: 'off',
+      batch: true,
+      batchingMinSize: 4,
+      optimizationMode: 'bisection_skip_redundant_tests',
+    },
+    targets: 0,
+  },
+  {
+    name: 'parallel, 4 targets, concurrency 25',
+    settings: { mode: 'parallel', concurrency: 25, directMergeMode: 'off' },
+    targets: 4,
+  },
+];
+
+/** Apply an event and the forge's immediate answers (branches built, merges landed). */
+function drive(state: QueueState, event: QueueEvent, now: number): QueueState {
+  const inbox: QueueEvent[] = [event];
+  let merges = 0;
+  let s = state;
+  for (let ev = inbox.shift(); ev; ev = inbox.shift()) {
+    const out = step(s, ev, now);
+    s = out.state;
+    for (const a of out.actions) {
+      if (a.type === 'create_test_run')
+        inbox.push({ type: 'test_branch_built', runId: a.runId, sha: `sha-${a.runId}` });
+      if (a.type === 'merge_pr') {
+        merges += 1;
+        inbox.push({
+          type: 'merge_succeeded',
+          prNumber: a.prNumber,
+          newTargetSha: `m-${a.prNumber}-${merges}`,
+        });
+      }
+    }
+  }
+  return s;
+}
+
+function submitEvent(n: number): QueueEvent {
+  return {
+    type: 'pr_submitted',
+    pr: {
+      number: n,
+      title: `PR ${n}`,
+      author: 'dev',
+      headSha: `pr${n}-head`,
+      baseSha: 'old-main',
+      baseBranch: 'main',
+      mergeability: 'mergeable',
+    },
+  };
+}
+
+function buildQueued(setup: CostSetup, count: number, now: number): QueueState {
+  let s = createQueueState({
+    branch: 'main',
+    targetHead: 'main-0',
+    idSeed: 'run',
+    concurrency: 25,
+    settings: setup.settings,
+  });
+  s = drive(s, { type: 'required_statuses_discovered', branchProtection: [REQUIRED_CHECK] }, now);
+  for (let n = 1; n <= count; n += 1) {
+    s = drive(s, submitEvent(n), now);
+    if (setup.targets > 0) {
+      const targets = [`t${n % setup.targets}`];
+      s = drive(s, { type: 'impacted_targets_set', prNumber: n, headSha: `pr${n}-head`, targets }, now);
+    }
+  }
+  return s;
+}
+
+function timeStep(
+  setup: string,
+  label: string,
+  state: QueueState,
+  event: QueueEvent,
+  now: number,
+  iterations: number,
+): CostResult {
+  const warm = Math.max(3, Math.floor(iterations / 10));
+  let actions = 0;
+  for (let i = 0; i < warm; i += 1) actions = step(state, event, now).actions.length;
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i += 1) {
+    const t0 = process.hrtime.bigint();
+    step(state, event, now);
+    samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    setup,
+    event: label,
+    iterations,
+    medianMicros: percentile(samples, 0.5),
+    p99Micros: percentile(samples, 0.99),
+    meanMicros: samples.reduce((a, b) => a + b, 0) / samples.length,
+    actions,
+  };
+}
+
+function headRun(s: QueueState): string {
+  const first = s.order[0];
+  const id = first === undefined ? null : s.prs[String(first)]?.runId;
+  if (!id) throw new Error('cost bench: the head PR is not testing');
+  return id;
+}
+
+export function measureEngineCost(count: number, iterations: number, log: (l: string) => void): CostResult[] {
+  const results: CostResult[] = [];
+  const now = T0 + HOUR;
+  for (const setup of COST_SETUPS) {
+    const built = performance.now();
+    const s = buildQueued(setup, count, T0);
+    const testing = Object.values(s.prs).filter((e) => e.state === 'testing').length;
+    log(
+      `  cost: ${setup.name}: ${count} PRs queued (${testing} testing) in ${Math.round(performance.now() - built)} ms`,
+    );
+    const name = `${setup.name} (${count} queued, ${testing} testing)`;
+    const run = headRun(s);
+    const pass: QueueEvent = {
+      type: 'ci_reported',
+      runId: run,
+      checks: [{ name: REQUIRED_CHECK, outcome: 'passed' }],
+    };
+    const fail: QueueEvent = {
+      type: 'ci_reported',
+      runId: run,
+      checks: [{ name: REQUIRED_CHECK, outcome: 'failed' }],
+    };
+    const head = s.order[0]!;
+    // A state where the head passed and its merge is in flight.
+    const merging = step(s, pass, now).state;
+    const cases: [string, QueueState, QueueEvent][] = [
+      ['tick', s, { type: 'tick' }],
+      ['pr_submitted', s, submitEvent(count + 1)],
+      ['ci_reported (head passes)', s, pass],
+      ['ci_reported (head fails)', s, fail],
+      [
+        'merge_succeeded (head)',
+        merging,
+        { type: 'merge_succeeded', prNumber: head, newTargetSha: 'main-1' },
+      ],
+    ];
+    if (setup.targets > 0) {
+      const submitted = drive(s, submitEvent(count + 1), now);
+      cases.push([
+        'impacted_targets_set',
+        submitted,
+        {
+          type: 'impacted_targets_set',
+          prNumber: count + 1,
+          headSha: `pr${count + 1}-head`,
+          targets: ['t1'],
+        },
+      ]);
+    }
+    for (const [label, state, event] of cases)
+      results.push(timeStep(name, label, state, event, now, iterations));
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export async function runQueueBench(options: QueueBenchOptions = {}): Promise<QueueBenchReport> {
+  const opts = resolve(options);
+  const started = performance.now();
+  const throughput: ScenarioResult[] = [];
+  for (const scenario of opts.scenarios) {
+    for (const flakeRate of opts.flakeRates) {
+      const t = performance.now();
+      const cfg = { scenario, flakeRate, backlog: backlogFor(scenario), arrivalPerHour: 0 };
+      const reps: ScenarioResult[] = [];
+      const more = () =>
+        reps.length < opts.maxReplications &&
+        reps.reduce((n, x) => n + x.merged, 0) < opts.minMerged &&
+        reps.reduce((n, x) => n + x.events, 0) < opts.maxEvents;
+      while (more()) {
+        reps.push(new QueueSim({ ...opts, seed: opts.seed + reps.length }, cfg).run());
+      }
+      const r = combine(reps, opts.hours);
+      throughput.push(r);
+      opts.log(
+        `  queue ${scenario.id} f=${pct(flakeRate)}: ${r.mergedPerHour.toFixed(2)} merged/h (ceiling ${r.ceiling.perHour.toFixed(2)}), ${r.events} events, ${Math.round(performance.now() - t)} ms`,
+      );
+      await yieldToLoop();
+    }
+  }
+  const latency: ScenarioResult[] = [];
+  if (opts.latencyFlakeRate !== null) {
+    for (const scenario of opts.scenarios) {
+      const saturated = throughput.find(
+        (r) => r.scenario === scenario.id && r.flakeRate === opts.latencyFlakeRate,
+      );
+      const rate = saturated ? saturated.processedPerHour * opts.arrivalLoad : 0;
+      if (rate <= 0) continue;
+      const t = performance.now();
+      const arrivalPerHour = Math.round(rate * 10) / 10;
+      const cfg = { scenario, flakeRate: opts.latencyFlakeRate, backlog: 0, arrivalPerHour };
+      const r = new QueueSim(opts, cfg).run();
+      latency.push(r);
+      opts.log(
+        `  queue ${scenario.id} λ=${arrivalPerHour}/h: mean ${r.meanQueueMinutes.toFixed(0)} min in queue, ${Math.round(performance.now() - t)} ms`,
+      );
+      await yieldToLoop();
+    }
+  }
+  const cost = measureEngineCost(opts.costPrs, opts.costIterations, opts.log);
+  const { log: _log, scenarios: _scenarios, ...params } = opts;
+  return { params, throughput, latency, cost, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Totals over replications; rates and means weighted by window length (or by merged PRs). */
+function combine(reps: ScenarioResult[], hours: number): ScenarioResult {
+  const [first] = reps;
+  if (!first || reps.length === 1) return first!;
+  const sum = (f: (r: ScenarioResult) => number) => reps.reduce((a, r) => a + f(r), 0);
+  const total = hours * reps.length;
+  const merged = sum((r) => r.merged);
+  const runsStarted = sum((r) => r.runsStarted);
+  const perHour = reps.map((r) => r.mergedPerHour);
+  const mergedPerHour = merged / total;
+  const events = sum((r) => r.events);
+  const stall = reps.map((r) => r.stall).find((x) => x !== null) ?? null;
+  return {
+    ...first,
+    replications: reps.length,
+    mergedPerHourRange: [Math.min(...perHour), Math.max(...perHour)],
+    mergedPerHour,
+    processedPerHour: sum((r) => r.processedPerHour * hours) / total,
+    ratio: mergedPerHour / first.ceiling.perHour,
+    merged,
+    ejectedBad: sum((r) => r.ejectedBad),
+    ejectedGood: sum((r) => r.ejectedGood),
+    badMerged: sum((r) => r.badMerged),
+    untestedMerges: sum((r) => r.untestedMerges),
+    runsStarted,
+    runsCancelled: sum((r) => r.runsCancelled),
+    runsPerMerged: merged > 0 ? runsStarted / merged : 0,
+    ciHoursPerMerged: merged > 0 ? sum((r) => r.ciHoursPerMerged * r.merged) / merged : 0,
+    meanQueueMinutes: merged > 0 ? sum((r) => r.meanQueueMinutes * r.merged) / merged : 0,
+    p95QueueMinutes: Math.max(...reps.map((r) => r.p95QueueMinutes)),
+    openAtEnd: sum((r) => r.openAtEnd),
+    stall,
+    events,
+    stepMicros: events > 0 ? sum((r) => r.stepMicros * r.events) / events : 0,
+    statePrs: Math.max(...reps.map((r) => r.statePrs)),
+    stateRuns: Math.max(...reps.map((r) => r.stateRuns)),
+    stateKiB: Math.max(...reps.map((r) => r.stateKiB)),
+  };
+}
+
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Markdown.
+
+function pct(x: number): string {
+  return `${Math.round(x * 1000) / 10}%`;
+}
+
+function num(x: number, digits = 2): string {
+  return x.toFixed(digits);
+}
+
+export function formatQueueReport(report: QueueBenchReport): string {
+  const p = report.params;
+  const lines: string[] = [];
+  lines.push(
+    `Merge queue, simulated: T = ${p.durationMinutes} min ± ${pct(p.jitter)}, real-failure rate p = ${pct(p.failureRate)}, ` +
+      `${p.hours} h measured after ${p.warmupHours} h warm-up, seed ${p.seed}; queue kept saturated. ` +
+      'Ceilings: mergequeue.md §1c with q = p + f.',
+    '',
+    '| configuration | f | merged/h (range, seeds) | ceiling/h | formula | ratio | processed/h | good PRs ejected | runs/merged | CI h/merged | safety |',
+    '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|',
+  );
+  for (const r of report.throughput) {
+    lines.push(
+      `| ${r.label} | ${pct(r.flakeRate)} | ${num(r.mergedPerHour)}${range(r)} | ${num(r.ceiling.perHour)} | ${r.ceiling.name}: ${r.ceiling.formula} | ` +
+        `${num(r.ratio)} | ${num(r.processedPerHour)} | ${r.ejectedGood} of ${r.merged + r.ejectedGood} | ${num(r.runsPerMerged)} | ` +
+        `${num(r.ciHoursPerMerged)} | ${safety(r)} |`,
+    );
+  }
+  if (report.latency.length > 0) {
+    lines.push(
+      '',
+      `Time in queue (submission → merge) with Poisson arrivals at ${pct(p.arrivalLoad)} of each configuration's saturated rate, f = ${pct(p.latencyFlakeRate ?? 0)}:`,
+      '',
+      '| configuration | arrivals/h | merged/h | mean min | p95 min | good PRs ejected | runs/merged | queued at end |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of report.latency) {
+      lines.push(
+        `| ${r.label} | ${num(r.arrivalPerHour, 1)} | ${num(r.mergedPerHour)} | ${num(r.meanQueueMinutes, 0)} | ${num(r.p95QueueMinutes, 0)} | ` +
+          `${r.ejectedGood} | ${num(r.runsPerMerged)} | ${r.openAtEnd} |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    'Events fed to the engine and mean step() cost during the saturated runs; state size at the end (largest replication), with finished runs and PRs pruned by the simulator (see pruneRuns):',
+    '',
+    '| configuration | f | events | µs/event (mean) | PRs in state | runs in state | state JSON KiB |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of report.throughput) {
+    lines.push(
+      `| ${r.label} | ${pct(r.flakeRate)} | ${r.events} | ${num(r.stepMicros, 0)} | ${r.statePrs} | ${r.stateRuns} | ${r.stateKiB} |`,
+    );
+  }
+  lines.push(
+    '',
+    `Engine cost per event: step() on a state with ${p.costPrs} PRs queued, ${p.costIterations} timed calls each:`,
+    '',
+    '| state | event | median µs | p99 µs | mean µs | actions |',
+    '|---|---|---:|---:|---:|---:|',
+  );
+  for (const c of report.cost) {
+    lines.push(
+      `| ${c.setup} | ${c.event} | ${num(c.medianMicros, 0)} | ${num(c.p99Micros, 0)} | ${num(c.meanMicros, 0)} | ${c.actions} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function range(r: ScenarioResult): string {
+  if (r.replications === 1) return '';
+  const [lo, hi] = r.mergedPerHourRange;
+  return ` (${num(lo)}–${num(hi)}, ${r.replications})`;
+}
+
+function safety(r: ScenarioResult): string {
+  const problems: string[] = [];
+  if (r.badMerged > 0) problems.push(`${r.badMerged} bad merged`);
+  if (r.untestedMerges > 0) problems.push(`${r.untestedMerges} untested merges`);
+  if (r.stall) problems.push(`stall: ${r.stall}`);
+  return problems.length > 0 ? problems.join('; ') : 'ok';
+}
