@@ -86,8 +86,16 @@ describe('readRequiredStatuses', () => {
   afterEach(() => fx.cleanup());
 
   it('reads .mainline.yaml at the head of the branch, null without a file or branch', async () => {
-    expect(await fx.forge.readRequiredStatuses(fx.repo, 'main')).toEqual({ ok: true, serviceConfig: null, flakeProtection: null });
-    expect(await fx.forge.readRequiredStatuses(fx.repo, 'nope')).toEqual({ ok: true, serviceConfig: null, flakeProtection: null });
+    expect(await fx.forge.readRequiredStatuses(fx.repo, 'main')).toEqual({
+      ok: true,
+      serviceConfig: null,
+      flakeProtection: null,
+    });
+    expect(await fx.forge.readRequiredStatuses(fx.repo, 'nope')).toEqual({
+      ok: true,
+      serviceConfig: null,
+      flakeProtection: null,
+    });
     commitOn(
       fx,
       'main',
@@ -108,10 +116,15 @@ describe('readRequiredStatuses', () => {
   });
 
   it('reads merge.flake_protection, in any case, and refuses an unknown value', async () => {
-    const parsed = parseMainlineConfig('merge:\n  flake_protection: Retry_Flaky\n  required_statuses: [ci]\n');
+    const parsed = parseMainlineConfig(
+      'merge:\n  flake_protection: Retry_Flaky\n  required_statuses: [ci]\n',
+    );
     expect(parsed).toEqual({ ok: true, serviceConfig: ['ci'], flakeProtection: 'retry_flaky' });
     const bad = parseMainlineConfig('merge:\n  flake_protection: sometimes\n');
-    expect(bad).toMatchObject({ ok: false, reason: expect.stringContaining('flake_protection must be one of off, ignore_quarantined, retry_flaky') });
+    expect(bad).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('flake_protection must be one of off, ignore_quarantined, retry_flaky'),
+    });
   });
 
   it('returns an error result for a broken file or a directory in its place', async () => {

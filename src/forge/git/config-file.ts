@@ -103,7 +103,8 @@ function requiredStatuses(lines: Line[]): string[] | null {
 function flakeProtection(lines: Line[]): FlakeProtectionSetting | null {
   if (lines.length === 0) return null;
   const merge = mapping(lines).get('merge');
-  const entry = merge && merge.children.length > 0 ? mapping(merge.children).get('flake_protection') : undefined;
+  const entry =
+    merge && merge.children.length > 0 ? mapping(merge.children).get('flake_protection') : undefined;
   if (entry === undefined || isNull(entry.value)) return null;
   const value = scalar(entry.line, entry.value).toLowerCase();
   const known = FLAKE_PROTECTION.find((v) => v === value);
