@@ -1,3 +1,4 @@
+import type { FlakeProtection } from '../domain/flake-protection.ts';
 import type { Mergeability, MergeMethod, PrState } from '../domain/queue/index.ts';
 
 /** A repository as the forge addresses it (the stored repository row fits). */
@@ -54,7 +55,12 @@ export interface Forge {
   requiredStatuses(
     repo: ForgeRepo,
     branch: string,
-  ): Promise<{ serviceConfig: string[] | null; branchProtection: string[] | null }>;
+  ): Promise<{
+    serviceConfig: string[] | null;
+    branchProtection: string[] | null;
+    /** The file's flake protection setting (null: not set). */
+    flakeProtection: FlakeProtection | null;
+  }>;
   /** Tell the PR's author where it stands (status check, comment); a no-op where the forge has no such thing. */
   reportPrState(
     repo: ForgeRepo,

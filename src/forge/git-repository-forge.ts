@@ -75,9 +75,14 @@ export class GitRepositoryForge implements Forge {
   }
 
   async requiredStatuses(repo: ForgeRepo, branch: string) {
-    if (!this.#exists(repo)) return { serviceConfig: null, branchProtection: null };
+    if (!this.#exists(repo)) return { serviceConfig: null, branchProtection: null, flakeProtection: null };
     const read = await this.git.readRequiredStatuses(repo, branch);
-    return { serviceConfig: read.ok ? read.serviceConfig : null, branchProtection: null };
+    if (!read.ok) return { serviceConfig: null, branchProtection: null, flakeProtection: null };
+    return {
+      serviceConfig: read.serviceConfig,
+      branchProtection: null,
+      flakeProtection: read.flakeProtection,
+    };
   }
 
   /** Plain git has no status checks or comments on pull requests: the API and dashboard show the state. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../app/context.ts';
 import type { Forge, ForgeRepo } from '../app/ports.ts';
-import { applyEvent, loadState } from '../app/queue/apply.ts';
+import { applyEvent, discoveredEvent, loadState } from '../app/queue/apply.ts';
 import { deliverStatuses } from '../app/queue/git-api.ts';
 import type { QueueAction, QueueEvent, QueueState } from '../domain/queue/index.ts';
 import {
@@ -140,7 +140,7 @@ export class QueueRunner {
     const head = await this.#forge.head(repo, state.branch);
     if (head !== null && !this.#discovered.has(`${queueId}@${head}`)) {
       const required = await this.#forge.requiredStatuses(repo, state.branch);
-      await this.#apply(queueId, { type: 'required_statuses_discovered', ...required });
+      await this.#apply(queueId, discoveredEvent(required));
       this.#discovered.add(`${queueId}@${head}`);
     }
     if (head !== null && head !== state.targetHead && state.merging === null) {
@@ -175,7 +175,7 @@ export class QueueRunner {
           return;
         }
         await this.#apply(queueId, { type: 'test_branch_built', runId: action.runId, sha: built.sha });
-        await deliverStatuses(this.#ctx, this.#ctx.db, repo.id, built.sha);
+        await deliverStatuses(this.#ctx, this.#forge, repo, built.sha);
         return;
       }
       case 'delete_test_branch':

@@ -189,6 +189,8 @@ export interface MergeQueuesTable {
   /** The runner that drives the queue until lease_until. */
   lease_owner: string | null;
   lease_until: number | null;
+  /** off | ignore_quarantined | retry_flaky (Mainline extension of updateQueue); null: from .mainline.yaml, else off. */
+  flake_protection: Generated<string | null>;
 }
 
 export interface QueueActionsTable {
@@ -235,7 +237,34 @@ export interface ImpactedTargetsTable {
   updated_at: number;
 }
 
+export interface RunUploadsTable {
+  queue_id: string;
+  run_id: string;
+  upload_id: string;
+}
+
+export interface RunJudgementsTable {
+  queue_id: string;
+  run_id: string;
+  /** ignored_quarantined | retried_flaky | real_failure */
+  decision: string;
+  reason: string;
+  /** JSON [{test_case_id, name, quarantined, status}] of the failing tests judged. */
+  tests: string;
+  at: number;
+}
+
+export interface FlakeRetriesTable {
+  queue_id: string;
+  pr_number: number;
+  head_sha: string;
+  retries: number;
+}
+
 export interface Tables {
+  run_uploads: RunUploadsTable;
+  run_judgements: RunJudgementsTable;
+  flake_retries: FlakeRetriesTable;
   impacted_targets: ImpactedTargetsTable;
   merge_queues: MergeQueuesTable;
   queue_actions: QueueActionsTable;

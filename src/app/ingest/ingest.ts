@@ -5,6 +5,7 @@ import { NEW_TEST_REASON } from '../../domain/health/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { repoFullName, testCaseId } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
+import { linkRunUpload } from '../../store/flake.ts';
 import { bumpHealthVersion, findRepo } from '../../store/repos.ts';
 import { insertResults, lockRepositoryHealth, type NewResult } from '../../store/results.ts';
 import {
@@ -17,6 +18,7 @@ import { findUploadByKey, insertUpload } from '../../store/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { recomputeTests } from '../health/recompute.ts';
 import { loadHealthSettings } from '../health/settings.ts';
+import { runsForUpload } from '../queue/run-links.ts';
 import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
 import type { ParsedFile } from './parse-file.ts';
 import { buildResult, type UploadResult } from './result.ts';
@@ -175,6 +177,8 @@ export async function ingestUpload(
     const again = await previousUpload(trx, caller, meta);
     if (again !== undefined) return again;
     const uploadId = randomUUID();
+    const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
+    const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const attempts = identify(files, caller.orgSlug, repository, variant, now);
     const firstOfEach = new Map<string, IdentifiedAttempt>();
     for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
@@ -188,7 +192,7 @@ export async function ingestUpload(
     const quarantined = new Set(before.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertResults(
       trx,
-      attempts.map((x) => resultRow(x, { repoId: repository.id, uploadId, meta, quarantined })),
+      attempts.map((x) => resultRow(x, { repoId: repository.id, uploadId, meta: stored, quarantined })),
     );
     const settings = await loadHealthSettings(trx, repository.id);
     const outcome = await recomputeTests(trx, repository.id, ids, settings, {
@@ -209,7 +213,7 @@ export async function ingestUpload(
       repo_id: repository.id,
       upload_key: meta.upload_key ?? null,
       source,
-      branch: meta.branch,
+      branch: stored.branch,
       commit_sha: meta.commit_sha,
       pr_number: meta.pr_number ?? null,
       job_name: meta.job_name ?? null,
@@ -218,6 +222,7 @@ export async function ingestUpload(
       created_at: now,
       result: JSON.stringify(result),
     });
+    for (const link of links) await linkRunUpload(trx, link.queueId, link.runId, uploadId);
     return result;
   });
 }

@@ -8,6 +8,7 @@ import {
 } from '../../domain/queue/index.ts';
 import { findQueueById, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
 import type { Tables } from '../../store/schema.ts';
+import type { Forge } from '../ports.ts';
 
 /** A queue row with its state parsed. */
 export interface LoadedQueue {
@@ -68,4 +69,13 @@ export async function applyEvent(
     if (outcome !== undefined) return outcome;
   }
   throw new QueueConflictError(`queue ${queueId} is being changed by others; try again`);
+}
+
+/** The engine event for what the forge says the required statuses are. */
+export function discoveredEvent(found: Awaited<ReturnType<Forge['requiredStatuses']>>): QueueEvent {
+  return {
+    type: 'required_statuses_discovered',
+    serviceConfig: found.serviceConfig,
+    branchProtection: found.branchProtection,
+  };
 }

@@ -1,7 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
 import { type CheckOutcome, getPrRecord } from '../../domain/queue/index.ts';
 import type { GitRepositoryForge } from '../../forge/git-repository-forge.ts';
-import type { Queryable } from '../../store/db.ts';
 import {
   commitStatuses,
   findPullRequest,
@@ -11,8 +10,10 @@ import {
 } from '../../store/git-prs.ts';
 import { listQueues } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
+import type { Forge, ForgeRepo } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef } from '../repositories.ts';
 import { applyEvent, loadState } from './apply.ts';
+import { ciEvents, flakeProtectionOf } from './flake-judge.ts';
 
 const OUTCOME: Record<string, CheckOutcome> = {
   pending: 'pending',
@@ -93,26 +94,38 @@ export async function closePullRequest(
   }
 }
 
-/** Feeds every status reported for `sha` to the queue runs tested at that commit. */
+/**
+ * Feeds the statuses reported for `sha` to the queue runs tested at that commit, judged by the queue's
+ * flake protection. Statuses older than a run are not its own (a retried run can have the same commit).
+ */
 export async function deliverStatuses(
   ctx: AppContext,
-  db: Queryable,
-  repoId: string,
+  forge: Forge,
+  repo: ForgeRepo,
   sha: string,
 ): Promise<void> {
-  const statuses = await commitStatuses(db, repoId, sha);
+  const statuses = await commitStatuses(ctx.db, repo.id, sha);
   if (statuses.length === 0) return;
-  const checks = statuses.map((s) => ({
-    name: s.context,
-    outcome: OUTCOME[s.state] ?? 'pending',
-    ...(s.url ? { url: s.url } : {}),
-  }));
-  for (const row of await listQueues(db, [repoId])) {
-    const runs = Object.values(loadState(row).state.runs).filter(
+  for (const row of await listQueues(ctx.db, [repo.id])) {
+    const state = loadState(row).state;
+    const runs = Object.values(state.runs).filter(
       (r) => r.testBranchSha === sha && (r.status === 'in_progress' || r.status === 'building'),
     );
-    for (const run of runs)
-      await applyEvent(ctx.db, row.id, { type: 'ci_reported', runId: run.id, checks }, ctx.now());
+    if (runs.length === 0) continue;
+    const mode = await flakeProtectionOf(forge, repo, row, state.branch);
+    for (const run of runs) {
+      const checks = statuses
+        .filter((s) => s.updated_at >= run.createdAt)
+        .map((s) => ({
+          name: s.context,
+          outcome: OUTCOME[s.state] ?? 'pending',
+          ...(s.url ? { url: s.url } : {}),
+        }));
+      if (checks.length === 0) continue;
+      for (const event of await ciEvents(ctx.db, { queue: row, run, checks, mode, now: ctx.now() })) {
+        await applyEvent(ctx.db, row.id, event, ctx.now());
+      }
+    }
   }
 }
 
@@ -120,6 +133,7 @@ export async function deliverStatuses(
 export async function reportStatus(
   ctx: AppContext,
   caller: Caller,
+  forge: Forge,
   body: {
     repo: RepoRef;
     sha: string;
@@ -138,5 +152,5 @@ export async function reportStatus(
     url: body.url ?? null,
     updated_at: ctx.now(),
   });
-  await deliverStatuses(ctx, ctx.db, repository.id, sha);
+  await deliverStatuses(ctx, forge, repository, sha);
 }

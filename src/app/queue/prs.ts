@@ -5,12 +5,15 @@ import {
   type PrEntry,
   type PriorityName,
   parsePriority,
+  type QueueState,
 } from '../../domain/queue/index.ts';
+import { findJudgement } from '../../store/flake.ts';
 import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
-import { applyEvent } from './apply.ts';
+import { applyEvent, discoveredEvent } from './apply.ts';
+import { judgementRecord } from './flake-judge.ts';
 import { findQueueOf } from './queues.ts';
 import { enqueuedPrRecord } from './records.ts';
 
@@ -68,7 +71,7 @@ export async function submitPullRequest(
   const { state: _s, headBranch: _h, ...snapshot } = pr;
   const repo = { ...body.repo, id: queue.repoId };
   const required = await forge.requiredStatuses(repo, body.targetBranch);
-  await applyEvent(ctx.db, queue.row.id, { type: 'required_statuses_discovered', ...required }, ctx.now());
+  await applyEvent(ctx.db, queue.row.id, discoveredEvent(required), ctx.now());
   await applyEvent(
     ctx.db,
     queue.row.id,
@@ -91,6 +94,18 @@ export async function submitPullRequest(
     };
     await applyEvent(ctx.db, queue.row.id, event, ctx.now());
   }
+}
+
+/** The most recent flake-protection judgement of a run that tested this submission of the PR. */
+async function latestJudgement(ctx: AppContext, queueId: string, state: QueueState, e: PrEntry) {
+  const runs = Object.values(state.runs)
+    .filter((r) => r.tested.includes(e.number) && r.createdAt >= e.submittedAt)
+    .sort((a, b) => b.createdAt - a.createdAt);
+  for (const run of runs) {
+    const judged = await findJudgement(ctx.db, queueId, run.id);
+    if (judged !== undefined) return judged;
+  }
+  return undefined;
 }
 
 async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
@@ -130,6 +145,9 @@ export async function restartTests(ctx: AppContext, caller: Caller, body: PrRequ
 export async function getSubmittedPullRequest(ctx: AppContext, caller: Caller, body: PrRequest) {
   const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
   const e = submitted(getPrRecord(queue.state, body.pr.number), body.pr.number);
+  const judged = await latestJudgement(ctx, queue.row.id, queue.state, e);
+  const despite =
+    judged?.decision === 'ignored_quarantined' && (e.state === 'tests_passed' || e.state === 'merged');
   const { noBatch: _n, ...record } = enqueuedPrRecord(e);
   return {
     ...record,
@@ -141,7 +159,8 @@ export async function getSubmittedPullRequest(ctx: AppContext, caller: Caller, b
     },
     forceEnqueued: false,
     isCurrentlySubmittedToQueue: !TERMINAL.has(e.state),
-    stateReason: e.reason,
+    stateReason: despite ? `${e.reason}; ${judged.reason}` : e.reason,
+    ...(judged !== undefined ? { flakeProtection: judgementRecord(judged) } : {}),
     history: e.history.map((h) => ({ state: h.state, at: new Date(h.at).toISOString(), reason: h.reason })),
   };
 }

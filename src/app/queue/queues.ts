@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
+import type { FlakeProtection } from '../../domain/flake-protection.ts';
 import { createQueueState, listQueuedPrs, type Mode, type SettingsPatch } from '../../domain/queue/index.ts';
-import {
-  findQueue,
-  insertQueueIfAbsent,
-  type QueueRow,
-  deleteQueue as removeQueue,
-} from '../../store/queues.ts';
+import { setFlakeProtection } from '../../store/flake.ts';
+import { findQueue, insertQueueIfAbsent, deleteQueue as removeQueue } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef, repoFullName } from '../repositories.ts';
 import { applyEvent, type LoadedQueue, loadState } from './apply.ts';
+import { flakeProtectionOf } from './flake-judge.ts';
 import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
 
 /** The caller's queue for a target branch, or 404 naming what is missing. */
@@ -48,7 +46,7 @@ export async function createQueue(
     ...(body.mode !== undefined ? { mode: body.mode } : {}),
     ...(body.concurrency !== undefined ? { concurrency: body.concurrency } : {}),
   });
-  const row: QueueRow = {
+  const row = {
     id: randomUUID(),
     repo_id: repository.id,
     branch: body.targetBranch,
@@ -71,22 +69,47 @@ export async function createQueue(
 export async function getQueue(
   ctx: AppContext,
   caller: Caller,
+  forge: Forge,
   body: { repo: RepoRef; targetBranch: string },
 ) {
-  const { state } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  return { ...queueConfigRecord(state), enqueuedPullRequests: listQueuedPrs(state).map(enqueuedPrRecord) };
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const flakeProtection = await flakeProtectionOf(
+    forge,
+    { ...body.repo, id: queue.repoId },
+    queue.row,
+    body.targetBranch,
+  );
+  const { state } = queue;
+  return {
+    ...queueConfigRecord(state),
+    flakeProtection,
+    enqueuedPullRequests: listQueuedPrs(state).map(enqueuedPrRecord),
+  };
 }
 
 /** updateQueue: settings and requested state go through the engine, which answers with the full record. */
 export async function updateQueue(
   ctx: AppContext,
   caller: Caller,
-  body: { repo: RepoRef; targetBranch: string } & SettingsPatch,
+  forge: Forge,
+  body: {
+    repo: RepoRef;
+    targetBranch: string;
+    flakeProtection?: FlakeProtection | undefined;
+  } & SettingsPatch,
 ) {
-  const { row } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  const { repo: _repo, targetBranch: _branch, ...patch } = body;
-  const { state } = await applyEvent(ctx.db, row.id, { type: 'settings_updated', patch }, ctx.now());
-  return queueConfigRecord(state);
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const { repo: _repo, targetBranch: _branch, flakeProtection: mode, ...patch } = body;
+  if (mode !== undefined) await setFlakeProtection(ctx.db, queue.row.id, mode);
+  const { state } = await applyEvent(ctx.db, queue.row.id, { type: 'settings_updated', patch }, ctx.now());
+  const row = mode === undefined ? queue.row : { ...queue.row, flake_protection: mode };
+  const flakeProtection = await flakeProtectionOf(
+    forge,
+    { ...body.repo, id: queue.repoId },
+    row,
+    body.targetBranch,
+  );
+  return { ...queueConfigRecord(state), flakeProtection };
 }
 
 /** deleteQueue: refused with 400 while PRs are in it (drain it first). */

@@ -6,6 +6,7 @@ import type { AppContext, Caller } from '../context.ts';
 import type { RepoRef } from '../repositories.ts';
 import { repositoryHtmlUrl } from '../urls.ts';
 import { loadState } from './apply.ts';
+import { runTestSummary } from './flake-judge.ts';
 import { findQueueOf } from './queues.ts';
 import { enqueuedPrRecord } from './records.ts';
 
@@ -66,7 +67,7 @@ export async function testingDetails(
   caller: Caller,
   body: { repo: RepoRef; targetBranch: string; testRunId: string },
 ) {
-  const { state } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const { state, row } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
   const d = getTestingDetails(state, body.testRunId);
   if (d === undefined) {
     throw new AppError(
@@ -94,6 +95,7 @@ export async function testingDetails(
       : {}),
     dependentPrs: d.dependentPrs,
     ...(d.failureReason !== null ? { failureReason: d.failureReason } : {}),
+    ...(await runTestSummary(ctx.db, row.id, d.testRunId)),
   };
 }
 

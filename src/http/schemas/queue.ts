@@ -36,6 +36,14 @@ export const MergeMethod = Type.Union([
 export const QueueRef = { repo: RepoRef, targetBranch: TargetBranch };
 export const MergePr = Type.Object({ number: Type.Integer({ minimum: 0, maximum: 4294967295 }) });
 
+export const FlakeProtection = Type.Union(
+  [Type.Literal('off'), Type.Literal('ignore_quarantined'), Type.Literal('retry_flaky')],
+  {
+    description:
+      'Mainline extension: how a failed run is judged by the tests that failed (off, ignore_quarantined, retry_flaky)',
+  },
+);
+
 export const QueueConfig = Type.Object({
   state: QueueStateName,
   branch: Type.String(),
@@ -56,6 +64,7 @@ export const QueueConfig = Type.Object({
   directMergeMode: DirectMergeMode,
   optimizationMode: OptimizationMode,
   mergeMethod: MergeMethod,
+  flakeProtection: Type.Optional(FlakeProtection),
 });
 
 export const EnqueuedPr = Type.Object({
@@ -96,6 +105,7 @@ export const UpdateQueueBody = Type.Object({
     Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 }),
   ),
   deleteRequiredStatuses: Type.Optional(Type.Boolean()),
+  flakeProtection: Type.Optional(FlakeProtection),
   // Sent by terraform-provider-trunk; accepted and ignored.
   extensionEnabled: Type.Optional(Type.Boolean()),
   labelCommandsEnabled: Type.Optional(Type.Boolean()),
@@ -103,7 +113,14 @@ export const UpdateQueueBody = Type.Object({
   enqueueingLabel: Type.Optional(Type.String({ minLength: 1 })),
 });
 
-const ENUM_FIELDS = ['state', 'mode', 'directMergeMode', 'optimizationMode', 'mergeMethod'] as const;
+const ENUM_FIELDS = [
+  'state',
+  'mode',
+  'directMergeMode',
+  'optimizationMode',
+  'mergeMethod',
+  'flakeProtection',
+] as const;
 
 /**
  * Enum values are accepted in any case (the docs' prose says RUNNING, PAUSED…) and stored and
@@ -117,3 +134,27 @@ export async function lowerCaseEnums(request: FastifyRequest): Promise<void> {
     if (typeof value === 'string') body[field] = value.toLowerCase();
   }
 }
+
+/** Mainline extensions: the results uploaded for a run and how flake protection judged it. */
+export const RunTestResults = Type.Object({
+  uploads: Type.Integer(),
+  testCases: Type.Integer(),
+  failures: Type.Integer(),
+});
+export const FlakeJudgement = Type.Object({
+  decision: Type.Union([
+    Type.Literal('ignored_quarantined'),
+    Type.Literal('retried_flaky'),
+    Type.Literal('real_failure'),
+    Type.Literal('no_results'),
+  ]),
+  reason: Type.String(),
+  tests: Type.Array(
+    Type.Object({
+      testId: Type.String(),
+      name: Type.String(),
+      quarantined: Type.Boolean(),
+      status: Type.String(),
+    }),
+  ),
+});

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_test_health.ts';
 import * as m0003 from './0003_merge_queue.ts';
+import * as m0004 from './0004_flake_protection.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -11,4 +12,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0001_foundation': m0001,
   '0002_test_health': m0002,
   '0003_merge_queue': m0003,
+  '0004_flake_protection': m0004,
 };

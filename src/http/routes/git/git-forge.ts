@@ -102,7 +102,7 @@ export function registerGitForgeRoutes(app: Api, { ctx, forge }: RouteDeps): voi
       },
     },
     async (request) => {
-      await reportStatus(ctx, callerOf(request), request.body);
+      await reportStatus(ctx, callerOf(request), forge, request.body);
       return {};
     },
   );

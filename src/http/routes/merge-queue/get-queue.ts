@@ -5,7 +5,7 @@ import { authenticatedErrors } from '../../schemas/common.ts';
 import { EnqueuedPr, QueueConfig, QueueRef } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
-export function registerGetQueue(app: Api, { ctx }: RouteDeps): void {
+export function registerGetQueue(app: Api, { ctx, forge }: RouteDeps): void {
   app.post(
     '/getQueue',
     {
@@ -19,6 +19,6 @@ export function registerGetQueue(app: Api, { ctx }: RouteDeps): void {
         },
       },
     },
-    async (request) => getQueue(ctx, callerOf(request), request.body),
+    async (request) => getQueue(ctx, callerOf(request), forge, request.body),
   );
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { getSubmittedPullRequest } from '../../../app/queue/prs.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
-import { EnqueuedPr, MergePr, PrState, QueueRef } from '../../schemas/queue.ts';
+import { EnqueuedPr, FlakeJudgement, MergePr, PrState, QueueRef } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 const { noBatch: _n, ...prFields } = EnqueuedPr.properties;
@@ -23,6 +23,7 @@ const SubmittedPr = Type.Object({
   forceEnqueued: Type.Boolean(),
   isCurrentlySubmittedToQueue: Type.Boolean(),
   stateReason: Type.String({ description: 'Mainline extension: why the PR is in its state' }),
+  flakeProtection: Type.Optional(FlakeJudgement),
   history: Type.Array(Type.Object({ state: PrState, at: Type.String(), reason: Type.String() }), {
     description: 'Mainline extension: every state change of this submission',
   }),

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listPullRequests, queueMetrics, testingDetails } from '../../../app/queue/reads.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
-import { EnqueuedPr, PrState, QueueRef } from '../../schemas/queue.ts';
+import { EnqueuedPr, FlakeJudgement, PrState, QueueRef, RunTestResults } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 const TestingDetails = Type.Object({
@@ -49,6 +49,8 @@ const TestingDetails = Type.Object({
   impactedTargetsForTestedPrs: Type.Optional(Type.Array(Type.String())),
   dependentPrs: Type.Optional(Type.Array(Type.Number())),
   failureReason: Type.Optional(Type.String({ description: 'Mainline extension: why the run failed' })),
+  testResults: Type.Optional(RunTestResults),
+  flakeProtection: Type.Optional(FlakeJudgement),
 });
 
 export function registerQueueReads(app: Api, { ctx }: RouteDeps): void {

@@ -4,7 +4,7 @@ import { authenticatedErrors } from '../../schemas/common.ts';
 import { lowerCaseEnums, QueueConfig, UpdateQueueBody } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
-export function registerUpdateQueue(app: Api, { ctx }: RouteDeps): void {
+export function registerUpdateQueue(app: Api, { ctx, forge }: RouteDeps): void {
   app.post(
     '/updateQueue',
     {
@@ -24,7 +24,7 @@ export function registerUpdateQueue(app: Api, { ctx }: RouteDeps): void {
         enqueueingLabel: _q,
         ...body
       } = request.body;
-      return updateQueue(ctx, callerOf(request), body);
+      return updateQueue(ctx, callerOf(request), forge, body);
     },
   );
 }
