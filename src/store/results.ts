@@ -5,7 +5,7 @@ import type { TestResultsTable } from './schema.ts';
 export type NewResult = Insertable<TestResultsTable>;
 
 export async function insertResults(db: Queryable, rows: readonly NewResult[]): Promise<void> {
-  for (const part of chunked(rows, 400)) await db.insertInto('test_results').values(part).execute();
+  for (const part of chunked(rows, 1000)) await db.insertInto('test_results').values(part).execute();
 }
 
 /** An attempt as the health monitors read it. */

@@ -4,23 +4,58 @@ import type { TestCasesTable } from './schema.ts';
 
 export type TestCaseRow = Selectable<TestCasesTable>;
 
-/** Inserts the test cases that do not exist yet; existing ones are left as they are. */
-export async function insertMissingTestCases(db: Queryable, rows: readonly TestCaseRow[]): Promise<void> {
-  for (const part of chunked(rows, 100)) {
+/**
+ * Inserts the test cases that do not exist yet and marks the existing ones seen: one upsert per
+ * chunk. `setOwners` also replaces the owners of existing tests (the upload carried a CODEOWNERS file).
+ */
+export async function upsertTestCases(
+  db: Queryable,
+  rows: readonly TestCaseRow[],
+  setOwners: boolean,
+): Promise<void> {
+  for (const part of chunked(rows, 400)) {
     await db
       .insertInto('test_cases')
       .values(part)
-      .onConflict((oc) => oc.column('id').doNothing())
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          last_seen_at: eb.ref('excluded.last_seen_at'),
+          ...(setOwners ? { codeowners: eb.ref('excluded.codeowners') } : {}),
+        })),
+      )
       .execute();
   }
 }
 
-export function findTestCases(db: Queryable, repoId: string, ids: readonly string[]): Promise<TestCaseRow[]> {
-  return Promise.all(
-    chunked(ids).map((part) =>
-      db.selectFrom('test_cases').selectAll().where('repo_id', '=', repoId).where('id', 'in', part).execute(),
-    ),
-  ).then((parts) => parts.flat());
+/** Which repository each of these test ids belongs to (ids are unique across repositories). */
+export async function testCaseOwners(db: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
+  const owners = new Map<string, string>();
+  for (const part of chunked(ids)) {
+    const rows = await db
+      .selectFrom('test_cases')
+      .select(['id', 'repo_id'])
+      .where('id', 'in', part)
+      .execute();
+    for (const r of rows) owners.set(r.id, r.repo_id);
+  }
+  return owners;
+}
+
+/**
+ * The repository's test cases with these ids. Looked up by primary key only, then filtered by
+ * repository here: a filter on repo_id in SQL lets the planner prefer a repository-wide index and scan.
+ */
+export async function findTestCases(
+  db: Queryable,
+  repoId: string,
+  ids: readonly string[],
+): Promise<TestCaseRow[]> {
+  const out: TestCaseRow[] = [];
+  for (const part of chunked(ids)) {
+    const rows = await db.selectFrom('test_cases').selectAll().where('id', 'in', part).execute();
+    for (const r of rows) if (r.repo_id === repoId) out.push(r);
+  }
+  return out;
 }
 
 export function findTestCase(db: Queryable, repoId: string, id: string): Promise<TestCaseRow | undefined> {
@@ -38,35 +73,6 @@ export async function updateTestCase(
   patch: Updateable<TestCasesTable>,
 ): Promise<void> {
   await db.updateTable('test_cases').set(patch).where('id', '=', id).execute();
-}
-
-/** Marks tests as seen now, and sets their owners when the upload carried a CODEOWNERS file. */
-export async function touchTestCases(
-  db: Queryable,
-  ids: readonly string[],
-  at: number,
-  ownersById: ReadonlyMap<string, string> | undefined,
-): Promise<void> {
-  if (ownersById === undefined) {
-    for (const part of chunked(ids)) {
-      await db.updateTable('test_cases').set({ last_seen_at: at }).where('id', 'in', part).execute();
-    }
-    return;
-  }
-  const byOwners = new Map<string, string[]>();
-  for (const id of ids) {
-    const owners = ownersById.get(id) ?? '[]';
-    byOwners.set(owners, [...(byOwners.get(owners) ?? []), id]);
-  }
-  for (const [owners, group] of byOwners) {
-    for (const part of chunked(group)) {
-      await db
-        .updateTable('test_cases')
-        .set({ last_seen_at: at, codeowners: owners })
-        .where('id', 'in', part)
-        .execute();
-    }
-  }
 }
 
 /** Ids of a repository's tests with an active monitor or a manual flag: the periodic pass's work. */

@@ -131,10 +131,10 @@ export async function recomputeTests(
   repoId: string,
   testIds: readonly string[],
   settings: HealthSettings,
-  options: { now: number; commitShas: readonly string[]; by: string },
+  options: { now: number; commitShas: readonly string[]; by: string; rows?: readonly TestCaseRow[] },
 ): Promise<RecomputeOutcome> {
   const { now } = options;
-  const rows = await findTestCases(db, repoId, testIds);
+  const rows = options.rows ?? (await findTestCases(db, repoId, testIds));
   const attempts = await loadAttempts(db, testIds, {
     commitShas: options.commitShas,
     since: windowedSince(settings.policy, now),

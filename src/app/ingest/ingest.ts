@@ -3,17 +3,12 @@ import { type CodeownersRule, ownersFor, parseCodeowners } from '../../domain/co
 import { failureFingerprint, summariseFailure } from '../../domain/failures/index.ts';
 import { NEW_TEST_REASON } from '../../domain/health/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
-import { repoFullName, testCaseId } from '../../domain/testid/index.ts';
+import { repoFullName, testCaseId, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
 import { bumpHealthVersion, findRepo } from '../../store/repos.ts';
 import { insertResults, lockRepositoryHealth, type NewResult } from '../../store/results.ts';
-import {
-  findTestCases,
-  insertMissingTestCases,
-  type TestCaseRow,
-  touchTestCases,
-} from '../../store/test-cases.ts';
+import { findTestCases, type TestCaseRow, testCaseOwners, upsertTestCases } from '../../store/test-cases.ts';
 import { findUploadByKey, insertUpload } from '../../store/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { recomputeTests } from '../health/recompute.ts';
@@ -100,7 +95,13 @@ function resultRow(
   };
 }
 
-function newTestCase(x: IdentifiedAttempt, repoId: string, variant: string, now: number): TestCaseRow {
+function newTestCase(
+  x: IdentifiedAttempt,
+  repoId: string,
+  variant: string,
+  now: number,
+  owners = '[]',
+): TestCaseRow {
   const a = x.attempt;
   return {
     id: x.testId,
@@ -110,7 +111,7 @@ function newTestCase(x: IdentifiedAttempt, repoId: string, variant: string, now:
     classname: a.classname,
     file: a.file,
     variant,
-    codeowners: '[]',
+    codeowners: owners,
     status: 'HEALTHY',
     status_reason: NEW_TEST_REASON,
     status_at: x.at,
@@ -140,6 +141,24 @@ function ownersByTest(
       owners.set(x.testId, JSON.stringify(x.attempt.file ? ownersFor(rules, x.attempt.file) : []));
   }
   return owners;
+}
+
+/**
+ * Test ids are unique across repositories, but a custom v5 id is used as is (Trunk's recipe), so two
+ * repositories could send the same one. A test id already owned by another repository is re-derived
+ * for this repository (deterministically, so later uploads agree) instead of touching the other's test.
+ */
+async function claimIds(
+  db: Queryable,
+  attempts: IdentifiedAttempt[],
+  orgSlug: string,
+  repo: Repository,
+): Promise<IdentifiedAttempt[]> {
+  const owners = await testCaseOwners(db, [...new Set(attempts.map((x) => x.testId))]);
+  const foreign = (id: string) => owners.has(id) && owners.get(id) !== repo.id;
+  if (!attempts.some((x) => foreign(x.testId))) return attempts;
+  const local = (id: string) => uuidV5(`${orgSlug}#${repoFullName(repo)}#${id}`);
+  return attempts.map((x) => (foreign(x.testId) ? { ...x, testId: local(x.testId) } : x));
 }
 
 async function previousUpload(
@@ -179,23 +198,29 @@ export async function ingestUpload(
     const uploadId = randomUUID();
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
-    const attempts = identify(files, caller.orgSlug, repository, variant, now);
+    const attempts = await claimIds(
+      trx,
+      identify(files, caller.orgSlug, repository, variant, now),
+      caller.orgSlug,
+      repository,
+    );
     const firstOfEach = new Map<string, IdentifiedAttempt>();
     for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
     const ids = [...firstOfEach.keys()];
-    await insertMissingTestCases(
-      trx,
-      [...firstOfEach.values()].map((x) => newTestCase(x, repository.id, variant, now)),
+    const owners = rules === undefined ? undefined : ownersByTest(attempts, rules);
+    const newRows = [...firstOfEach.values()].map((x) =>
+      newTestCase(x, repository.id, variant, now, owners?.get(x.testId)),
     );
-    await touchTestCases(trx, ids, now, rules === undefined ? undefined : ownersByTest(attempts, rules));
-    const before = await findTestCases(trx, repository.id, ids);
-    const quarantined = new Set(before.filter((r) => r.quarantined === 1).map((r) => r.id));
+    await upsertTestCases(trx, newRows, owners !== undefined);
+    const rows = await findTestCases(trx, repository.id, ids);
+    const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertResults(
       trx,
       attempts.map((x) => resultRow(x, { repoId: repository.id, uploadId, meta: stored, quarantined })),
     );
     const settings = await loadHealthSettings(trx, repository.id);
     const outcome = await recomputeTests(trx, repository.id, ids, settings, {
+      rows,
       now,
       commitShas: [meta.commit_sha],
       by: `upload ${uploadId}`,
