@@ -1,0 +1,226 @@
+// Ingestion throughput: a bare saxes parse of the generated report (the baseline), the service's
+// parseJunitFile alone, and full uploads through the real HTTP server on each engine.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { SaxesParser } from 'saxes';
+import { parseJunitFile } from '../src/app/ingest/parse-file.ts';
+import { createToken } from '../src/app/tokens.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/store/migrate.ts';
+import { type Engine, log, median, type Params, pgUrl } from './common.ts';
+import { type GeneratedReport, generateJunit } from './junit-gen.ts';
+import { startMainline } from './server.ts';
+
+const CHUNK = 64 * 1024;
+
+export interface IngestRow {
+  readonly label: string;
+  readonly engine: Engine | '-';
+  readonly seconds: number;
+  readonly casesPerSecond: number;
+  /** Throughput as a fraction of the bare saxes parse's. */
+  readonly ratio: number;
+  /** Peak RSS of the server process (uploads only). */
+  readonly peakRss?: number;
+  readonly note?: string;
+}
+
+export interface IngestReport {
+  readonly report: GeneratedReport;
+  readonly rows: IngestRow[];
+}
+
+/** The baseline: saxes over the same bytes, decoded as UTF-8, counting <testcase> open tags. */
+async function bareSaxes(file: string): Promise<number> {
+  const parser = new SaxesParser({ xmlns: false });
+  let count = 0;
+  parser.on('opentag', (tag) => {
+    if (tag.name === 'testcase') count++;
+  });
+  for await (const chunk of fs.createReadStream(file, { encoding: 'utf8', highWaterMark: CHUNK })) {
+    parser.write(chunk as string);
+  }
+  parser.close();
+  return count;
+}
+
+async function serviceParse(file: string): Promise<number> {
+  const parsed = await parseJunitFile(
+    'report.xml',
+    fs.createReadStream(file, { highWaterMark: CHUNK }),
+    2 ** 40,
+  );
+  if (!parsed.summary.ok)
+    throw new Error(`parseJunitFile rejected the report: ${JSON.stringify(parsed.summary.problems)}`);
+  return parsed.summary.counts.testcases;
+}
+
+async function timed(fn: () => Promise<number>, expected: number): Promise<number> {
+  const t0 = performance.now();
+  const n = await fn();
+  const seconds = (performance.now() - t0) / 1000;
+  if (n !== expected) throw new Error(`expected ${expected} test cases, counted ${n}`);
+  return seconds;
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Makes sure the database `mainline_bench` exists on the server of DATABASE_URL. */
+export async function ensureBenchDatabase(adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query(`select 1 from pg_database where datname = 'mainline_bench'`);
+    if (found.rowCount === 0) await client.query('create database mainline_bench');
+  } finally {
+    await client.end();
+  }
+}
+
+interface FreshDatabase {
+  readonly location: { dataDir: string } | { databaseUrl: string };
+  readonly token: string;
+  cleanup(): Promise<void>;
+}
+
+/** An empty migrated database with an organization `bench` and a token for it. */
+async function freshDatabase(engine: Engine, params: Params): Promise<FreshDatabase> {
+  const token = `ml_bench_${randomBytes(16).toString('hex')}`;
+  if (engine === 'sqlite') {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-bench-ingest-'));
+    const database = openDatabase({ databaseUrl: undefined, dataDir });
+    await migrateToLatest(database);
+    await createToken(database.db, { orgSlug: 'bench', name: 'bench', now: Date.now(), token });
+    await database.close();
+    return {
+      location: { dataDir },
+      token,
+      cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `ingest_${process.pid}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(pgUrl(params.pgAdminUrl), `create schema ${schema}`);
+  const databaseUrl = pgUrl(params.pgAdminUrl, schema);
+  const database = openDatabase({ databaseUrl, dataDir: '', poolSize: 2 });
+  await migrateToLatest(database);
+  await createToken(database.db, { orgSlug: 'bench', name: 'bench', now: Date.now(), token });
+  await database.close();
+  return {
+    location: { databaseUrl },
+    token,
+    cleanup: () => adminQuery(pgUrl(params.pgAdminUrl), `drop schema ${schema} cascade`),
+  };
+}
+
+interface UploadAnswer {
+  counts?: { test_cases?: number };
+  error?: unknown;
+}
+
+async function upload(url: string, token: string, file: string, commit: string): Promise<UploadAnswer> {
+  const form = new FormData();
+  form.append(
+    'meta',
+    JSON.stringify({
+      repo: { host: 'github.com', owner: 'acme', name: 'web' },
+      org_url_slug: 'bench',
+      branch: 'main',
+      commit_sha: commit,
+      job_name: 'bench',
+    }),
+  );
+  form.append('junit', await fs.openAsBlob(file, { type: 'application/xml' }), 'report.xml');
+  const res = await fetch(`${url}/v1/test-results/upload`, {
+    method: 'POST',
+    headers: { 'x-api-token': token },
+    body: form,
+  });
+  const answer = (await res.json()) as UploadAnswer;
+  if (res.status !== 200)
+    throw new Error(`upload answered ${res.status}: ${JSON.stringify(answer).slice(0, 500)}`);
+  return answer;
+}
+
+async function uploads(
+  engine: Engine,
+  params: Params,
+  report: GeneratedReport,
+  baseRate: number,
+): Promise<IngestRow[]> {
+  const fresh = await freshDatabase(engine, params);
+  const server = await startMainline(fresh.location);
+  const rows: IngestRow[] = [];
+  try {
+    const passes = [
+      { label: 'upload, all tests new', commit: 'a'.repeat(40) },
+      { label: 'upload again, tests known', commit: 'b'.repeat(40) },
+    ];
+    for (const pass of passes) {
+      log(`ingest: ${pass.label} on ${engine}`);
+      const t0 = performance.now();
+      const answer = await upload(server.url, fresh.token, report.path, pass.commit);
+      const seconds = (performance.now() - t0) / 1000;
+      if (answer.counts?.test_cases !== report.testcases) {
+        throw new Error(
+          `upload counted ${answer.counts?.test_cases} test cases, expected ${report.testcases}`,
+        );
+      }
+      const rate = report.testcases / seconds;
+      rows.push({
+        label: pass.label,
+        engine,
+        seconds,
+        casesPerSecond: rate,
+        ratio: rate / baseRate,
+        peakRss: server.memory().peak,
+      });
+    }
+  } finally {
+    await server.stop();
+    await fresh.cleanup();
+  }
+  return rows;
+}
+
+export async function runIngest(params: Params): Promise<IngestReport> {
+  fs.mkdirSync(params.cacheDir, { recursive: true });
+  const file = path.join(params.cacheDir, `junit-${params.ingestCases}.xml`);
+  log(`ingest: generating a ${params.ingestCases}-case JUnit report`);
+  const report = await generateJunit(file, params.ingestCases);
+  log(
+    `ingest: ${(report.bytes / 1024 / 1024).toFixed(1)} MB, ${report.failures} failures, ${report.skipped} skipped`,
+  );
+
+  const saxTimes: number[] = [];
+  const parseTimes: number[] = [];
+  for (let i = 0; i < params.parseRepeat; i++) {
+    saxTimes.push(await timed(() => bareSaxes(file), report.testcases));
+    parseTimes.push(await timed(() => serviceParse(file), report.testcases));
+  }
+  const sax = median(saxTimes);
+  const parse = median(parseTimes);
+  const baseRate = report.testcases / sax;
+  const rows: IngestRow[] = [
+    { label: 'bare saxes parse (baseline)', engine: '-', seconds: sax, casesPerSecond: baseRate, ratio: 1 },
+    {
+      label: 'parseJunitFile',
+      engine: '-',
+      seconds: parse,
+      casesPerSecond: report.testcases / parse,
+      ratio: sax / parse,
+    },
+  ];
+  for (const engine of params.engines) rows.push(...(await uploads(engine, params, report, baseRate)));
+  return { report, rows };
+}

@@ -1,0 +1,592 @@
+// Seeds a database for the read benchmarks with direct bulk SQL through Kysely (never through HTTP):
+// a main repository (200k test cases, 5M results at scale 1) and a second repository of another
+// organization (a tenth of that). The seeded database is kept and reused by later runs with the same
+// parameters and the same migrations (SQLite file under the cache dir, PostgreSQL schema
+// `seed_<key>` in the database `mainline_bench`).
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { ensureRepository } from '../src/app/repositories.ts';
+import { createToken } from '../src/app/tokens.ts';
+import { type Database, openDatabase } from '../src/db/database.ts';
+import { failureFingerprint, summariseFailure } from '../src/domain/failures/index.ts';
+import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
+import { migrateToLatest } from '../src/store/migrate.ts';
+import { findOrgBySlug } from '../src/store/orgs.ts';
+import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
+import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
+
+/** Bump when the generated data changes shape, so cached databases are seeded again. */
+const SEED_VERSION = 3;
+const DAY_MS = 24 * 3_600_000;
+/** Distinct failure messages (fingerprints and summaries) results draw from. */
+const FAILURE_KINDS = 300;
+/** Tests are split into this many shards; each CI run (upload) runs one shard plus the smoke tests. */
+const SHARDS = 10;
+/** One test in this many is a smoke test that runs in every upload. */
+const SMOKE_EVERY = 100;
+/** Uploads per transaction while seeding results. */
+const RUNS_PER_TRANSACTION = 20;
+
+export interface RepoSpec {
+  readonly orgSlug: string;
+  readonly token: string;
+  readonly repo: { readonly host: string; readonly owner: string; readonly name: string };
+  readonly cases: number;
+  readonly results: number;
+  readonly seed: number;
+}
+
+export interface SeededRepo {
+  readonly orgSlug: string;
+  readonly token: string;
+  readonly repo: RepoSpec['repo'];
+  readonly repoId: string;
+  readonly cases: number;
+  readonly results: number;
+  readonly failed: number;
+  readonly flaky: number;
+  readonly broken: number;
+  /** A flaky smoke test: in every upload, so it has the most results and failures. */
+  readonly hotTestId: string;
+  readonly hotResults: number;
+  /** Tests of one shard each, picked at random: a few dozen results, not in any cache. */
+  readonly coldTestIds: string[];
+}
+
+export interface SeedMeta {
+  readonly key: string;
+  readonly migrations: Record<string, string>;
+  readonly seededAt: number;
+  readonly seedSeconds: number;
+  readonly main: SeededRepo;
+  readonly other: SeededRepo;
+}
+
+export interface Seeded {
+  readonly engine: Engine;
+  readonly location: { dataDir: string } | { databaseUrl: string };
+  readonly meta: SeedMeta;
+  /** True when an earlier run's database was reused. */
+  readonly cached: boolean;
+}
+
+type BenchTables = {
+  bench_seed_tests: {
+    idx: number;
+    id: string;
+    shard: number;
+    fail_pm: number;
+    skip_pm: number;
+    fp_base: number;
+    quarantined: number;
+    flaky: number;
+  };
+  bench_seed_failures: { idx: number; fingerprint: string; summary: string; text: string };
+  bench_seed_meta: { meta: string };
+};
+
+type SeedDb = Kysely<Tables & BenchTables>;
+
+export const MAIN_SPEC = (params: Params): RepoSpec => ({
+  orgSlug: 'bench',
+  token: 'ml_bench_main_token_0123456789abcdef',
+  repo: { host: 'github.com', owner: 'acme', name: 'web' },
+  cases: params.readCases,
+  results: params.readResults,
+  seed: 1,
+});
+
+export const OTHER_SPEC = (params: Params): RepoSpec => ({
+  orgSlug: 'bench-other',
+  token: 'ml_bench_other_token_0123456789abcdef',
+  repo: { host: 'github.com', owner: 'globex', name: 'api' },
+  cases: params.otherCases,
+  results: params.otherResults,
+  seed: 2,
+});
+
+/** Identifies the seeded data: its shape and size. The schema is checked separately (migrationHashes). */
+function seedKey(params: Params): string {
+  const input = JSON.stringify({
+    v: SEED_VERSION,
+    main: [params.readCases, params.readResults],
+    other: [params.otherCases, params.otherResults],
+  });
+  return createHash('sha256').update(input).digest('hex').slice(0, 12);
+}
+
+/**
+ * A hash of every migration file. A cached database stays usable when migrations were added since
+ * it was seeded (the server applies them at start, as in production), not when one it ran changed.
+ */
+function migrationHashes(): Record<string, string> {
+  const dir = path.join(ROOT, 'src', 'store', 'migrations');
+  const out: Record<string, string> = {};
+  for (const file of fs.readdirSync(dir).sort()) {
+    out[file] = createHash('sha256')
+      .update(fs.readFileSync(path.join(dir, file)))
+      .digest('hex')
+      .slice(0, 16);
+  }
+  return out;
+}
+
+async function adminQuery(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+async function readMeta(db: SeedDb): Promise<SeedMeta | undefined> {
+  try {
+    const row = await db.selectFrom('bench_seed_meta').select('meta').executeTakeFirst();
+    return row === undefined ? undefined : (JSON.parse(row.meta) as SeedMeta);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A failure message as a JavaScript test runner prints it: headline, then a stack. */
+function failureText(k: number): string {
+  const kinds = [
+    `AssertionError: expected ${k} to equal ${k + 1}`,
+    `TimeoutError: waiting for selector "#item-${k}" failed: timeout 5000ms exceeded`,
+    `TypeError: Cannot read properties of undefined (reading 'field${k}')`,
+    `Error: connect ECONNREFUSED 127.0.0.1:${5000 + k}`,
+    `Error: expect(received).toMatchSnapshot() — snapshot ${k} obsolete`,
+  ];
+  const frames = Array.from(
+    { length: 8 + (k % 7) },
+    (_, f) =>
+      `    at fn${f} (/home/runner/work/web/web/packages/module-${k % 97}/src/lib/file_${f}.ts:${10 + f * k}:${5 + f})`,
+  );
+  return [kinds[k % kinds.length], ...frames].join('\n');
+}
+
+interface Run {
+  idx: number;
+  uploadId: string;
+  at: number;
+  branch: string;
+  sha: string;
+  pr: number | null;
+  shard: number;
+}
+
+function plan(spec: RepoSpec, now: number): Run[] {
+  const rand = prng(spec.seed * 7919);
+  const smoke = Math.ceil(spec.cases / SMOKE_EVERY);
+  const perRun = smoke + (spec.cases - smoke) / SHARDS;
+  // Failed attempts of flaky tests are followed by a passing retry (about 1.3% more rows).
+  const count = Math.max(SHARDS, Math.round(spec.results / (perRun * 1.013)));
+  const start = now - 30 * DAY_MS;
+  return Array.from({ length: count }, (_, idx) => {
+    const onPr = rand() < 0.7;
+    const pr = onPr ? 1000 + Math.floor(rand() * 1500) : null;
+    return {
+      idx,
+      uploadId: randomUUID(),
+      at: Math.round(start + ((idx + rand()) * 30 * DAY_MS) / count),
+      branch: pr === null ? 'main' : `feature/pr-${pr}`,
+      sha: createHash('sha1').update(`${spec.seed}:${idx}`).digest('hex'),
+      pr,
+      shard: idx % SHARDS,
+    };
+  });
+}
+
+const VERBS = ['renders', 'handles', 'rejects', 'parses', 'retries', 'caches', 'serializes', 'validates'];
+const OBJECTS = [
+  'an empty input',
+  'the quoted header',
+  'a large payload',
+  'unicode names',
+  "the user's session",
+];
+
+interface CasePlan {
+  rows: Insertable<TestCasesTable>[];
+  extra: BenchTables['bench_seed_tests'][];
+  flaky: number;
+  broken: number;
+  hotTestId: string;
+  coldTestIds: string[];
+}
+
+function planCases(spec: RepoSpec, repoId: string, runs: Run[], now: number): CasePlan {
+  const rand = prng(spec.seed);
+  const fullName = repoFullName(spec.repo);
+  const rows: Insertable<TestCasesTable>[] = [];
+  const extra: BenchTables['bench_seed_tests'][] = [];
+  const lastRunOfShard = new Map<number, number>();
+  for (const r of runs) lastRunOfShard.set(r.shard, r.at);
+  const lastRun = runs.at(-1)?.at ?? now;
+  let flaky = 0;
+  let broken = 0;
+  let hotTestId = '';
+  const cold: string[] = [];
+  for (let i = 0; i < spec.cases; i++) {
+    const module = i % 97;
+    const feature = Math.floor(i / 20) % 50;
+    const parent = `@acme/module-${module}`;
+    const file = `packages/module-${module}/src/feature_${feature}.test.ts`;
+    const classname = `Module${module}.Feature${feature}`;
+    const name = `${VERBS[Math.floor(rand() * VERBS.length)]} ${OBJECTS[i % OBJECTS.length]} (case ${i})`;
+    const id = testCaseId({ orgSlug: spec.orgSlug, repoFullName: fullName, file, classname, parent, name });
+    const smoke = i % SMOKE_EVERY === 0;
+    const shard = smoke ? -1 : i % SHARDS;
+    const roll = rand();
+    const status = i === 0 || roll < 0.05 ? 'FLAKY' : roll < 0.07 ? 'BROKEN' : 'HEALTHY';
+    const unhealthy = status !== 'HEALTHY';
+    if (status === 'FLAKY') flaky++;
+    if (status === 'BROKEN') broken++;
+    const prs =
+      status === 'FLAKY'
+        ? 1 + Math.floor(-Math.log(1 - rand()) * 5)
+        : status === 'BROKEN'
+          ? 1 + Math.floor(-Math.log(1 - rand()) * 2)
+          : 0;
+    const quarantined = status === 'FLAKY' && rand() < 0.4 ? 1 : 0;
+    const statusAt = now - Math.floor(rand() * 30 * DAY_MS);
+    const monitorType = status === 'FLAKY' ? 'pass_on_retry' : 'failure_rate';
+    const reason =
+      status === 'FLAKY'
+        ? `Failed, then passed on retry on commit ${createHash('sha1').update(id).digest('hex').slice(0, 7)} (pass-on-retry)`
+        : status === 'BROKEN'
+          ? 'Failure rate 91.3% over the last 7 days is above 80% (failure rate, broken)'
+          : 'No monitor has flagged this test';
+    const ticket = unhealthy && rand() < 0.1 ? `WEB-${1000 + i}` : null;
+    rows.push({
+      id,
+      repo_id: repoId,
+      name,
+      parent,
+      classname,
+      file,
+      variant: '',
+      codeowners: JSON.stringify([`@acme/team-${module % 12}`]),
+      status,
+      status_reason: reason,
+      status_at: statusAt,
+      monitors: unhealthy
+        ? JSON.stringify({
+            [monitorType]: {
+              kind: 'active',
+              monitorType,
+              detectionType: status.toLowerCase(),
+              since: statusAt,
+              lastEventAt: lastRun,
+              reason,
+            },
+          })
+        : '{}',
+      has_active_monitor: unhealthy ? 1 : 0,
+      manual_flag: null,
+      quarantine_override: 'AUTO',
+      quarantined,
+      quarantine_setting: quarantined === 1 ? 'AUTO_QUARANTINE' : null,
+      quarantined_at: quarantined === 1 ? statusAt : null,
+      ticket_id: ticket,
+      ticket_url: ticket === null ? null : `https://linear.app/acme/issue/${ticket}`,
+      first_seen_at: now - 30 * DAY_MS,
+      last_seen_at: smoke ? lastRun : (lastRunOfShard.get(shard) ?? lastRun),
+      prs_impacted_7d: prs,
+      rollup_at: now,
+    });
+    // Per-mille chances of a failed and of a skipped attempt; ~5% of all attempts fail overall.
+    const failPm = status === 'FLAKY' ? 250 : status === 'BROKEN' ? 900 : 18;
+    extra.push({
+      idx: i,
+      id,
+      shard,
+      fail_pm: failPm,
+      skip_pm: i % 37 === 0 ? 500 : 10,
+      fp_base: (i * 7) % FAILURE_KINDS,
+      quarantined,
+      flaky: status === 'FLAKY' ? 1 : 0,
+    });
+    if (i === 0) hotTestId = id;
+    else if (!smoke && cold.length < 1000 && rand() < 2000 / spec.cases) cold.push(id);
+  }
+  return { rows, extra, flaky, broken, hotTestId, coldTestIds: cold };
+}
+
+async function inChunks<T>(
+  items: readonly T[],
+  size: number,
+  fn: (part: T[]) => Promise<unknown>,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await fn(items.slice(i, i + size));
+}
+
+/**
+ * The SELECT list of one upload's results, column by column: tsc fails here when test_results
+ * gains or loses a column. `x` is a seeded test with its per-upload hash `h`; `f` its failure.
+ */
+function resultColumns(repoId: string, run: Run, retry: boolean) {
+  return {
+    repo_id: sql`cast(${repoId} as text)`,
+    test_case_id: sql`x.id`,
+    upload_id: sql`cast(${run.uploadId} as text)`,
+    at: sql`cast(${run.at} as bigint) + (x.idx % 900) * 1000 + ${retry ? 30_000 : 0}`,
+    branch: sql`cast(${run.branch} as text)`,
+    commit_sha: sql`cast(${run.sha} as text)`,
+    pr_number: sql`cast(${run.pr} as integer)`,
+    outcome: retry
+      ? sql`'passed'`
+      : sql`case when x.h < x.fail_pm then 'failed' when x.h < x.fail_pm + x.skip_pm then 'skipped' else 'passed' end`,
+    retry_index: sql`${retry ? 1 : 0}`,
+    duration_ms: sql`3 + (x.h * 37 + x.idx) % 2500`,
+    failure_fingerprint: retry ? sql`null` : sql`f.fingerprint`,
+    failure_summary: retry ? sql`null` : sql`f.summary`,
+    failure_text: retry ? sql`null` : sql`f.text`,
+    quarantined: sql`x.quarantined`,
+  } satisfies Record<Exclude<keyof TestResultsTable, 'id'>, RawBuilder<unknown>>;
+}
+
+/** One upload's results (retry: the passing retries of its failed flaky tests) in one INSERT … SELECT. */
+function insertRun(trx: Transaction<Tables & BenchTables>, repoId: string, run: Run, retry: boolean) {
+  const columns = resultColumns(repoId, run, retry);
+  const names = sql.raw(Object.keys(columns).join(', '));
+  const hash = sql`(x0.idx * 7919 + ${run.idx} * 104729 + (x0.idx * ${run.idx}) % 9973) % 1000`;
+  const tests = sql`select x0.*, ${hash} as h from bench_seed_tests x0 where x0.shard = ${run.shard} or x0.shard = -1`;
+  const where = retry ? sql`where x.flaky = 1 and x.h < x.fail_pm` : sql``;
+  return sql`insert into test_results (${names})
+    select ${sql.join(Object.values(columns))}
+    from (${tests}) x
+    left join bench_seed_failures f on x.h < x.fail_pm and f.idx = (x.fp_base + x.h % 3) % ${FAILURE_KINDS}
+    ${where}
+    order by x.idx`.execute(trx);
+}
+
+async function seedRepo(
+  base: Kysely<Tables>,
+  engine: Engine,
+  spec: RepoSpec,
+  now: number,
+): Promise<SeededRepo> {
+  const t0 = performance.now();
+  const db: SeedDb = base.withTables<BenchTables>();
+  const created = await createToken(base, { orgSlug: spec.orgSlug, name: 'bench', now, token: spec.token });
+  const org = await findOrgBySlug(base, spec.orgSlug);
+  if (org === undefined) throw new Error(`organization ${spec.orgSlug} missing after createToken`);
+  const caller = { tokenId: created.id, tokenName: 'bench', orgId: org.id, orgSlug: spec.orgSlug };
+  const { repository } = await ensureRepository(base, caller, spec.repo, now - 31 * DAY_MS);
+  const runs = plan(spec, now);
+  const cases = planCases(spec, repository.id, runs, now);
+
+  await db.deleteFrom('bench_seed_tests').execute();
+  await db.transaction().execute(async (trx) => {
+    await inChunks(cases.rows, 1000, (part) => trx.insertInto('test_cases').values(part).execute());
+    await inChunks(cases.extra, 4000, (part) => trx.insertInto('bench_seed_tests').values(part).execute());
+    const uploads: Insertable<UploadsTable>[] = runs.map((r) => ({
+      id: r.uploadId,
+      repo_id: repository.id,
+      upload_key: null,
+      source: 'multipart',
+      branch: r.branch,
+      commit_sha: r.sha,
+      pr_number: r.pr,
+      job_name: `test (shard ${r.shard + 1}/${SHARDS})`,
+      job_url: `https://github.com/${spec.repo.owner}/${spec.repo.name}/actions/runs/${9_000_000 + r.idx}`,
+      variant: '',
+      created_at: r.at,
+      result: '{}',
+    }));
+    await inChunks(uploads, 500, (part) => trx.insertInto('uploads').values(part).execute());
+  });
+  log(`seed ${engine}: ${spec.orgSlug}: ${cases.rows.length} test cases, ${runs.length} uploads`);
+
+  for (let i = 0; i < runs.length; i += RUNS_PER_TRANSACTION) {
+    await db.transaction().execute(async (trx) => {
+      if (engine === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
+      for (const run of runs.slice(i, i + RUNS_PER_TRANSACTION)) {
+        await insertRun(trx, repository.id, run, false);
+        await insertRun(trx, repository.id, run, true);
+      }
+    });
+    log(
+      `seed ${engine}: ${spec.orgSlug}: uploads ${Math.min(i + RUNS_PER_TRANSACTION, runs.length)}/${runs.length}`,
+    );
+  }
+
+  const counts = await db
+    .selectFrom('test_results')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.sum<number>(eb.case().when('outcome', '=', 'failed').then(1).else(0).end()).as('failed'),
+    ])
+    .where('repo_id', '=', repository.id)
+    .executeTakeFirstOrThrow();
+  const hot = await db
+    .selectFrom('test_results')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('test_case_id', '=', cases.hotTestId)
+    .executeTakeFirstOrThrow();
+  log(
+    `seed ${engine}: ${spec.orgSlug}: ${Number(counts.n)} results in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
+  return {
+    orgSlug: spec.orgSlug,
+    token: spec.token,
+    repo: spec.repo,
+    repoId: repository.id,
+    cases: cases.rows.length,
+    results: Number(counts.n),
+    failed: Number(counts.failed),
+    flaky: cases.flaky,
+    broken: cases.broken,
+    hotTestId: cases.hotTestId,
+    hotResults: Number(hot.n),
+    coldTestIds: cases.coldTestIds,
+  };
+}
+
+async function createSeedTables(db: SeedDb, engine: Engine): Promise<void> {
+  const unlogged = engine === 'postgres' ? sql`unlogged` : sql``;
+  await sql`create ${unlogged} table bench_seed_tests (idx bigint not null, id text not null, shard bigint not null,
+    fail_pm bigint not null, skip_pm bigint not null, fp_base bigint not null, quarantined bigint not null,
+    flaky bigint not null)`.execute(db);
+  await sql`create index bench_seed_tests_shard on bench_seed_tests (shard, idx)`.execute(db);
+  await sql`create table bench_seed_failures (idx bigint primary key, fingerprint text not null,
+    summary text not null, text text not null)`.execute(db);
+  const failures = Array.from({ length: FAILURE_KINDS }, (_, k) => {
+    const text = failureText(k);
+    return { idx: k, fingerprint: failureFingerprint(text), summary: summariseFailure(text), text };
+  });
+  await db.insertInto('bench_seed_failures').values(failures).execute();
+  await sql`create table bench_seed_meta (meta text not null)`.execute(db);
+}
+
+async function seedAll(database: Database, engine: Engine, params: Params, key: string): Promise<SeedMeta> {
+  const db = database.db.withTables<BenchTables>();
+  const t0 = performance.now();
+  if (engine === 'sqlite') {
+    await sql`pragma cache_size = -1048576`.execute(db);
+    await sql`pragma foreign_keys = off`.execute(db);
+  }
+  await createSeedTables(db, engine);
+  const now = Date.now();
+  const main = await seedRepo(database.db, engine, MAIN_SPEC(params), now);
+  const other = await seedRepo(database.db, engine, OTHER_SPEC(params), now);
+  await sql`drop table bench_seed_tests`.execute(db);
+  await sql`drop table bench_seed_failures`.execute(db);
+  if (engine === 'postgres') {
+    log('seed postgres: vacuum analyze');
+    await sql`vacuum analyze`.execute(db);
+  } else {
+    await sql`pragma foreign_keys = on`.execute(db);
+    await sql`pragma wal_checkpoint(truncate)`.execute(db);
+  }
+  const meta: SeedMeta = {
+    key,
+    migrations: migrationHashes(),
+    seededAt: now,
+    seedSeconds: (performance.now() - t0) / 1000,
+    main,
+    other,
+  };
+  await db
+    .insertInto('bench_seed_meta')
+    .values({ meta: JSON.stringify(meta) })
+    .execute();
+  return meta;
+}
+
+function fresh(meta: SeedMeta | undefined, key: string, params: Params): meta is SeedMeta {
+  if (meta === undefined || meta.key !== key) return false;
+  if (Date.now() - meta.seededAt > params.seedMaxAgeHours * 3_600_000) return false;
+  const now = migrationHashes();
+  return Object.entries(meta.migrations ?? {}).every(([file, hash]) => now[file] === hash);
+}
+
+async function seededSqlite(params: Params, key: string): Promise<Seeded> {
+  const dataDir = path.join(params.cacheDir, `sqlite-${key}`);
+  if (fs.existsSync(path.join(dataDir, 'mainline.db'))) {
+    const database = openDatabase({ databaseUrl: undefined, dataDir });
+    const meta = await readMeta(database.db.withTables<BenchTables>());
+    await database.close();
+    if (fresh(meta, key, params)) return { engine: 'sqlite', location: { dataDir }, meta, cached: true };
+  }
+  for (const entry of fs.existsSync(params.cacheDir) ? fs.readdirSync(params.cacheDir) : []) {
+    if (entry.startsWith('sqlite-'))
+      fs.rmSync(path.join(params.cacheDir, entry), { recursive: true, force: true });
+  }
+  log(`seed sqlite: seeding ${dataDir}`);
+  const database = openDatabase({ databaseUrl: undefined, dataDir });
+  try {
+    await migrateToLatest(database);
+    const meta = await seedAll(database, 'sqlite', params, key);
+    return { engine: 'sqlite', location: { dataDir }, meta, cached: false };
+  } finally {
+    await database.close();
+  }
+}
+
+async function seededPostgres(params: Params, key: string): Promise<Seeded> {
+  const schema = `seed_${key}`;
+  const databaseUrl = pgUrl(params.pgAdminUrl, schema);
+  const exists = await adminQuery(pgUrl(params.pgAdminUrl), 'select 1 from pg_namespace where nspname = $1', [
+    schema,
+  ]);
+  if (exists.rowCount === 1) {
+    const database = openDatabase({ databaseUrl, dataDir: '', poolSize: 1 });
+    const meta = await readMeta(database.db.withTables<BenchTables>());
+    await database.close();
+    if (fresh(meta, key, params))
+      return { engine: 'postgres', location: { databaseUrl }, meta, cached: true };
+  }
+  const old = await adminQuery(
+    pgUrl(params.pgAdminUrl),
+    `select nspname from pg_namespace where nspname like 'seed\\_%'`,
+  );
+  for (const row of old.rows as { nspname: string }[]) {
+    await adminQuery(pgUrl(params.pgAdminUrl), `drop schema "${row.nspname}" cascade`);
+  }
+  log(`seed postgres: seeding schema ${schema} of mainline_bench`);
+  await adminQuery(pgUrl(params.pgAdminUrl), `create schema ${schema}`);
+  const database = openDatabase({ databaseUrl, dataDir: '', poolSize: 2 });
+  try {
+    await migrateToLatest(database);
+    const meta = await seedAll(database, 'postgres', params, key);
+    return { engine: 'postgres', location: { databaseUrl }, meta, cached: false };
+  } finally {
+    await database.close();
+  }
+}
+
+/** The seeded database for this engine: reused when an earlier run left one with the same key. */
+export function ensureSeeded(engine: Engine, params: Params): Promise<Seeded> {
+  const key = seedKey(params);
+  return engine === 'sqlite' ? seededSqlite(params, key) : seededPostgres(params, key);
+}
+
+/**
+ * Deletes list snapshots (the read benchmark creates them), so every run starts from the seeded
+ * state. Returns how many snapshot rows there were.
+ */
+export async function clearSnapshots(seeded: Seeded): Promise<number> {
+  const database =
+    'dataDir' in seeded.location
+      ? openDatabase({ databaseUrl: undefined, dataDir: seeded.location.dataDir })
+      : openDatabase({ databaseUrl: seeded.location.databaseUrl, dataDir: '', poolSize: 1 });
+  try {
+    const { n } = await database.db
+      .selectFrom('list_snapshot_rows')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    await database.db.deleteFrom('list_snapshot_rows').execute();
+    await database.db.deleteFrom('list_snapshots').execute();
+    if (seeded.engine === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(database.db);
+    return Number(n);
+  } finally {
+    await database.close();
+  }
+}
