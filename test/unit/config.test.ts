@@ -14,6 +14,9 @@ describe('loadConfig', () => {
       rateLimitBurst: 200,
       bodyLimitBytes: 20 * 1024 * 1024,
       bootstrap: undefined,
+      gitRoot: '/srv/mainline/data/git',
+      queuePollMs: 1000,
+      healthSweepSeconds: 600,
     });
   });
 
@@ -32,6 +35,10 @@ describe('loadConfig', () => {
         LOG_LEVEL: 'warn',
         MAINLINE_METRICS_TOKEN: 'scrape',
         MAINLINE_SHUTDOWN_TIMEOUT: '3',
+        MAINLINE_MAX_FILE_BYTES: '2048',
+        MAINLINE_HEALTH_SWEEP_SECONDS: '0',
+        MAINLINE_GIT_ROOT: '/srv/git',
+        MAINLINE_QUEUE_POLL_MS: '250',
       },
       '/',
     );
@@ -47,6 +54,10 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       metricsToken: 'scrape',
       shutdownTimeoutSeconds: 3,
+      maxFileBytes: 2048,
+      healthSweepSeconds: 0,
+      gitRoot: '/srv/git',
+      queuePollMs: 250,
     });
   });
 
