@@ -1,6 +1,7 @@
 /**
  * Simulated CI and forge for the merge-queue bench: a seeded PRNG, a timed event heap and a CI whose
- * runs take T (± jitter) and fail when their test branch holds a bad PR, or by flake with probability f.
+ * runs take T (± jitter) and fail when their test branch holds a bad PR, or by flake with probability f;
+ * optionally it also names the tests that failed (a suite model, for the flake-protection bench).
  * Everything runs on simulated time; nothing here reads the wall clock.
  */
 
@@ -88,6 +89,28 @@ export interface CiParams {
   jitter: number;
   /** Probability f that a run holding only good PRs fails anyway. */
   flakeRate: number;
+  /** Optional test-suite model: which tests fail in a failed run (off: only pass/fail is decided). */
+  suite?: SuiteParams;
+}
+
+/**
+ * A test suite as the health data knows it. A bad PR makes one healthy test fail; a flake makes one
+ * known-flaky test fail (the first round(quarantinedShare·flakyTests) of them are quarantined, the rest are
+ * FLAKY and not quarantined), or, with probability unknownFlakeShare, a test the health data still
+ * takes for healthy.
+ */
+export interface SuiteParams {
+  healthyTests: number;
+  flakyTests: number;
+  quarantinedShare: number;
+  unknownFlakeShare: number;
+}
+
+/** One test that failed in a run, with its health at the moment of judging. */
+export interface FailedTest {
+  name: string;
+  quarantined: boolean;
+  status: 'HEALTHY' | 'FLAKY';
 }
 
 export interface CiRun {
@@ -98,6 +121,8 @@ export interface CiRun {
   /** Why it fails: a bad PR in the branch, or a flake. */
   cause: 'bad_pr' | 'flake' | null;
   endedAt: number | null;
+  /** With a suite model: the tests that failed (empty when the run passes). */
+  failedTests?: FailedTest[];
 }
 
 /**
@@ -116,13 +141,16 @@ export class SimulatedCi {
     private readonly params: CiParams,
     private readonly rand: () => number,
     private readonly isBad: (prNumber: number) => boolean,
+    /** Picks the failing tests when params.suite is set; separate so the pass/fail dice stay the same. */
+    private readonly suiteRand: () => number = () => 0,
   ) {}
 
   start(runId: string, prsInBranch: readonly number[], now: number): CiRun {
     const { durationMinutes, jitter, flakeRate } = this.params;
     const minutes = durationMinutes * (1 + jitter * (2 * this.rand() - 1));
     const flake = this.rand() < flakeRate;
-    const broken = prsInBranch.some((n) => this.isBad(n));
+    const culprit = prsInBranch.find((n) => this.isBad(n));
+    const broken = culprit !== undefined;
     const run: CiRun = {
       runId,
       startedAt: now,
@@ -131,10 +159,29 @@ export class SimulatedCi {
       cause: broken ? 'bad_pr' : flake ? 'flake' : null,
       endedAt: null,
     };
+    if (this.params.suite) run.failedTests = this.failingTests(this.params.suite, culprit, flake);
     this.runs.set(runId, run);
     this.started += 1;
     if (!broken && flake) this.flaked += 1;
     return run;
+  }
+
+  private failingTests(suite: SuiteParams, culprit: number | undefined, flake: boolean): FailedTest[] {
+    const failed: FailedTest[] = [];
+    if (culprit !== undefined) {
+      failed.push({ name: `healthy-${culprit % suite.healthyTests}`, quarantined: false, status: 'HEALTHY' });
+    }
+    if (flake) {
+      if (this.suiteRand() < suite.unknownFlakeShare) {
+        const k = Math.floor(this.suiteRand() * suite.healthyTests);
+        failed.push({ name: `unknown-flaky-${k}`, quarantined: false, status: 'HEALTHY' });
+      } else {
+        const k = Math.floor(this.suiteRand() * suite.flakyTests);
+        const quarantined = k < Math.round(suite.quarantinedShare * suite.flakyTests);
+        failed.push({ name: `flaky-${k}`, quarantined, status: 'FLAKY' });
+      }
+    }
+    return failed;
   }
 
   /** The run reached its end; returns it unless it was cancelled before. */

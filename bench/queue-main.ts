@@ -1,11 +1,19 @@
 // Merge-queue bench on its own: `node --import tsx bench/queue-main.ts`. Prints the tables and writes
 // docs/benchmarks-queue.md. Environment: BENCH_QUEUE_HOURS (default 24), BENCH_QUEUE_SEED,
 // BENCH_QUEUE_COST_PRS (default 1000), BENCH_QUEUE_COST_ITERATIONS (default 100), BENCH_QUEUE_DOCS
-// (output file, or 0 to skip writing).
-import { writeFileSync } from 'node:fs';
+// (output file, or 0 to skip writing), BENCH_QUEUE_FLAKE: 0 skips the flake-protection part, `only`
+// runs just that part and replaces its section in the existing output file.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  describeFlakeParams,
+  type FlakeBenchReport,
+  flakeReading,
+  formatFlakeReport,
+  runFlakeBench,
+} from './queue-flake.ts';
 import { formatQueueReport, type QueueBenchReport, runQueueBench, type ScenarioResult } from './queue-sim.ts';
 
 function envNumber(name: string): number | undefined {
@@ -112,22 +120,74 @@ function markdown(report: QueueBenchReport, date: string): string {
   ].join('\n');
 }
 
+const FLAKE_HEADING = '## Flake protection';
+
+/** The flake-protection section: from its heading to the end of the file. */
+function flakeSection(report: FlakeBenchReport, date: string): string {
+  return [
+    FLAKE_HEADING,
+    '',
+    'The same simulation with a test-suite model (`bench/queue-flake.ts`): every failed run names the tests that',
+    "failed, and the simulated server judges it as `src/app/queue/flake-judge.ts` does with the queue's",
+    '`flakeProtection` (`judgeFailedRun`): only quarantined tests failed → the run passes; with `retry_flaky`, only',
+    'FLAKY or quarantined tests failed and no retry spent for the PR head → `pr_restart_requested` (one rerun);',
+    'otherwise a failure. The three settings run on the same seeds (same PR stream and CI dice until their',
+    'decisions diverge); with `off`, each seed reproduces exactly the run of the same configuration and seed above.',
+    '',
+    `- Command: \`${command()}\` (\`BENCH_QUEUE_FLAKE=only\` runs just this part and rewrites this section; from code: \`runFlakeBench(options)\`, \`formatFlakeReport(report)\`)`,
+    `- Date: ${date}; this part took ${report.seconds.toFixed(0)} s`,
+    `- Parameters: ${describeFlakeParams(report)}`,
+    '',
+    formatFlakeReport(report).split('\n').slice(2).join('\n'),
+    '',
+    '### Reading',
+    '',
+    ...flakeReading(report),
+    '',
+  ].join('\n');
+}
+
+function outputFile(): string | null {
+  const target = process.env.BENCH_QUEUE_DOCS;
+  if (target === '0') return null;
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  return target ? path.resolve(target) : path.join(root, 'docs', 'benchmarks-queue.md');
+}
+
 async function main(): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const flakeMode = process.env.BENCH_QUEUE_FLAKE ?? '1';
+  const flakeOptions = { hours: envNumber('BENCH_QUEUE_HOURS'), seed: envNumber('BENCH_QUEUE_SEED'), log };
+  const file = outputFile();
+  if (flakeMode === 'only') {
+    const flake = await runFlakeBench(flakeOptions);
+    process.stdout.write(`${formatFlakeReport(flake)}\n`);
+    if (file === null) return;
+    const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    const at = old.indexOf(`\n${FLAKE_HEADING}\n`);
+    const kept = at >= 0 ? old.slice(0, at + 1) : old.length > 0 ? `${old.trimEnd()}\n\n` : '';
+    writeFileSync(file, kept + flakeSection(flake, stamp()));
+    process.stderr.write(`wrote ${file}\n`);
+    return;
+  }
   const report = await runQueueBench({
     hours: envNumber('BENCH_QUEUE_HOURS'),
     seed: envNumber('BENCH_QUEUE_SEED'),
     costPrs: envNumber('BENCH_QUEUE_COST_PRS'),
     costIterations: envNumber('BENCH_QUEUE_COST_ITERATIONS'),
-    log: (line) => process.stderr.write(`${line}\n`),
+    log,
   });
-  const date = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const flake = flakeMode === '0' ? null : await runFlakeBench(flakeOptions);
+  const date = stamp();
   process.stdout.write(`${formatQueueReport(report)}\n`);
-  const target = process.env.BENCH_QUEUE_DOCS;
-  if (target === '0') return;
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const file = target ? path.resolve(target) : path.join(root, 'docs', 'benchmarks-queue.md');
-  writeFileSync(file, markdown(report, date));
+  if (flake) process.stdout.write(`\n${formatFlakeReport(flake)}\n`);
+  if (file === null) return;
+  writeFileSync(file, markdown(report, date) + (flake ? `\n${flakeSection(flake, date)}` : ''));
   process.stderr.write(`wrote ${file}\n`);
+}
+
+function stamp(): string {
+  return `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 main().catch((err: unknown) => {

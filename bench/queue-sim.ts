@@ -12,8 +12,9 @@ import {
   type QueueSettings,
   type QueueState,
   step,
+  type TestRun,
 } from '../src/domain/queue/index.ts';
-import { exponential, mulberry32, SimulatedCi, TimedHeap } from './queue-ci.ts';
+import { type CiRun, exponential, mulberry32, SimulatedCi, type SuiteParams, TimedHeap } from './queue-ci.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -286,6 +287,8 @@ export function ceilingFor(s: QueueScenario, p: number, f: number, tMinutes: num
 // ---------------------------------------------------------------------------------------------------
 // The simulation.
 
+export type CiReported = Extract<QueueEvent, { type: 'ci_reported' }>;
+
 type SimEvent = { kind: 'arrival' } | { kind: 'ci'; runId: string } | { kind: 'tick' };
 
 interface SimPr {
@@ -304,6 +307,13 @@ export interface RunConfig {
   /** Saturated: keep `backlog` PRs submitted; else Poisson arrivals at arrivalPerHour. */
   backlog: number;
   arrivalPerHour: number;
+  /** Test-suite model for the CI (which tests fail in a failed run); none by default. */
+  suite?: SuiteParams;
+  /**
+   * What the server sends the engine when a run's checks have all reported (default: the report
+   * itself); the flake-protection bench judges failed runs by their failing tests here.
+   */
+  report?: (report: CiReported, ci: CiRun, run: TestRun, sim: QueueSim) => QueueEvent[];
 }
 
 function settingsFor(s: QueueScenario): Partial<QueueSettings> {
@@ -323,7 +333,7 @@ function settingsFor(s: QueueScenario): Partial<QueueSettings> {
 }
 
 /** Enough submitted PRs to keep every testing slot busy (plus those waiting on a failure or a merge). */
-function backlogFor(s: QueueScenario): number {
+export function backlogFor(s: QueueScenario): number {
   return Math.ceil(1.5 * s.concurrency * (s.batchSize ?? 1)) + 4 * (s.targets ?? 1);
 }
 
@@ -360,9 +370,15 @@ export class QueueSim {
     this.arrivalRand = mulberry32(opts.seed ^ 0x5bd1e995);
     const ciRand = mulberry32((opts.seed * 31 + Math.round(cfg.flakeRate * 1000)) >>> 0);
     this.ci = new SimulatedCi(
-      { durationMinutes: opts.durationMinutes, jitter: opts.jitter, flakeRate: cfg.flakeRate },
+      {
+        durationMinutes: opts.durationMinutes,
+        jitter: opts.jitter,
+        flakeRate: cfg.flakeRate,
+        suite: cfg.suite,
+      },
       ciRand,
       (n) => this.prs.get(n)?.bad ?? false,
+      mulberry32((opts.seed * 37 + 0x2545f491) >>> 0),
     );
     this.state = createQueueState({
       branch: 'main',
@@ -388,7 +404,7 @@ export class QueueSim {
     }
   }
 
-  private inWindow(): boolean {
+  inWindow(): boolean {
     return this.now >= this.windowStart && this.now < this.windowEnd;
   }
 
@@ -550,9 +566,15 @@ export class QueueSim {
         this.heap.push(this.now + exponential(this.arrivalRand, meanGap), { kind: 'arrival' });
       } else if (ev.kind === 'ci') {
         const run = this.ci.finish(ev.runId);
-        if (run && this.state.runs[ev.runId]?.status === 'in_progress') {
+        const testRun = this.state.runs[ev.runId];
+        if (run && testRun?.status === 'in_progress') {
           const outcome = run.passes ? 'passed' : 'failed';
-          this.send({ type: 'ci_reported', runId: ev.runId, checks: [{ name: REQUIRED_CHECK, outcome }] });
+          const report: CiReported = {
+            type: 'ci_reported',
+            runId: ev.runId,
+            checks: [{ name: REQUIRED_CHECK, outcome }],
+          };
+          for (const e of cfg.report ? cfg.report(report, run, testRun, this) : [report]) this.send(e);
         }
       } else {
         this.ticks.delete(this.now);
@@ -862,7 +884,7 @@ export async function runQueueBench(options: QueueBenchOptions = {}): Promise<Qu
 }
 
 /** Totals over replications; rates and means weighted by window length (or by merged PRs). */
-function combine(reps: ScenarioResult[], hours: number): ScenarioResult {
+export function combine(reps: ScenarioResult[], hours: number): ScenarioResult {
   const [first] = reps;
   if (!first || reps.length === 1) return first!;
   const sum = (f: (r: ScenarioResult) => number) => reps.reduce((a, r) => a + f(r), 0);
