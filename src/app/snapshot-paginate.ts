@@ -87,19 +87,20 @@ export async function snapshotPaginate<R>(
       page: pageInfo(tokens, hash, snapshot.total, size, at),
     };
   }
-  const total = await source.count();
-  if (total <= size) {
-    return {
-      rows: await source.firstPage(size),
-      page: pageInfo(tokens, hash, total, size, { s: null, i: 0 }),
-    };
-  }
+  // A snapshot of the same data version answers a first page without counting or copying anything.
   const version = await source.version();
   const reusable = await findReusableSnapshot(db, hash, version, now - SNAPSHOT_TTL_MS / 2);
   if (reusable !== undefined) {
     return {
       rows: await pageOf(db, source, reusable.id, 0, size),
       page: pageInfo(tokens, hash, reusable.total, size, { s: reusable.id, i: 0 }),
+    };
+  }
+  const total = await source.count();
+  if (total <= size) {
+    return {
+      rows: await source.firstPage(size),
+      page: pageInfo(tokens, hash, total, size, { s: null, i: 0 }),
     };
   }
   const id = randomUUID();
