@@ -128,3 +128,19 @@ export async function spendRetry(
 export async function setFlakeProtection(db: Queryable, queueId: string, mode: string): Promise<void> {
   await db.updateTable('merge_queues').set({ flake_protection: mode }).where('id', '=', queueId).execute();
 }
+
+/** A queue's judgements made since `since`, newest first. */
+export function judgementsSince(
+  db: Queryable,
+  queueId: string,
+  since: number,
+): Promise<RunJudgementsTable[]> {
+  return db
+    .selectFrom('run_judgements')
+    .selectAll()
+    .where('queue_id', '=', queueId)
+    .where('at', '>=', since)
+    .orderBy('at', 'desc')
+    .limit(100)
+    .execute();
+}

@@ -261,7 +261,23 @@ export interface FlakeRetriesTable {
   retries: number;
 }
 
+export interface QueueArchiveTable {
+  queue_id: string;
+  /** pr (a finished submission, key = its id) | run (a finished test run, key = its id) */
+  kind: string;
+  key: string;
+  pr_number: number | null;
+  /** The PR's final state (pr rows). */
+  state: string | null;
+  /** The submission's sequence number (pr rows), for listPullRequests order. */
+  seq: number | null;
+  /** JSON of the PrEntry or TestRun. */
+  data: string;
+  archived_at: number;
+}
+
 export interface Tables {
+  queue_archive: QueueArchiveTable;
   run_uploads: RunUploadsTable;
   run_judgements: RunJudgementsTable;
   flake_retries: FlakeRetriesTable;

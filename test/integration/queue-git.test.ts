@@ -254,4 +254,45 @@ describe('the merge queue on a real git repository', () => {
     expect((await list({ take: 101 })).statusCode).toBe(400);
     expect((await list({ cursor: '01234567-0123-4123-8123-0123456789ab' })).statusCode).toBe(400);
   });
+
+  it('keeps the live state to the live queue: finished PRs and runs move to the archive and still read back', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    for (const n of [1, 2, 3]) await s.openPr(n, { [`f${n}.txt`]: `${n}\n` }, `Change ${n}`);
+    for (const n of [1, 2, 3]) await s.submit(n);
+    await s.settle();
+    const runs = await s.runsInProgress();
+    await s.ci('success');
+    await s.settle();
+    expect(s.history().slice(0, 3)).toEqual(['Change 3 (#3)', 'Change 2 (#2)', 'Change 1 (#1)']);
+    const row = await s.t.db.database.db.selectFrom('merge_queues').select('state').executeTakeFirstOrThrow();
+    const live = JSON.parse(row.state) as { prs: object; runs: object };
+    expect(Object.keys(live.prs)).toEqual([]);
+    expect(Object.keys(live.runs)).toEqual([]);
+    expect(await s.pr(1)).toMatchObject({ state: 'merged', prTitle: 'Change 1' });
+    const details = (
+      await s.post('/v1/getMergeQueueTestingDetails', {
+        repo: REPO,
+        targetBranch: 'main',
+        testRunId: runs[0]!.id,
+      })
+    ).json();
+    expect(details).toMatchObject({
+      status: 'succeeded',
+      testedPullRequests: [{ prNumber: 1, title: 'Change 1' }],
+    });
+    const listed = (
+      await s.post('/v1/listPullRequests', { repo: REPO, targetBranch: 'main', state: 'merged' })
+    ).json();
+    expect(listed.pullRequests.map((p: { prNumber: number }) => p.prNumber)).toEqual([1, 2, 3]);
+    const metrics = await s.t.app.inject({
+      method: 'GET',
+      url: '/v1/getMergeQueueMetrics',
+      headers: { 'x-api-token': s.token },
+    });
+    expect(metrics.body).toContain('mq_prs_total{repo="acme/web",branch="main",state="merged"} 3');
+    await s.openPr(1, { 'g1.txt': 'again\n' }, 'Change 1 again');
+    await s.submit(1);
+    await s.settle();
+    expect((await s.pr(1)).state).toBe('testing');
+  });
 });

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import {
   nextWakeAt,
+  pruneHistory,
   type QueueAction,
   type QueueEvent,
   type QueueState,
   step,
 } from '../../domain/queue/index.ts';
+import { archive } from '../../store/queue-archive.ts';
 import { findQueueById, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import type { Forge } from '../ports.ts';
@@ -38,7 +40,8 @@ function futureWake(state: QueueState, now: number): number | null {
 /**
  * Feeds one event to the engine and stores the outcome: the new state (only if nobody saved since it
  * was read: optimistic concurrency on `version`, retried on a lost race) and the actions it asked for,
- * in an outbox the runner carries out. State and actions are saved in one transaction, so a crash
+ * in an outbox the runner carries out. Finished PRs and runs nothing refers to any more move from the
+ * state to the archive (so the state stays the size of the live queue). All in one transaction, so a crash
  * loses neither; actions are idempotent, so repeating one after a crash is harmless.
  */
 export async function applyEvent(
@@ -51,13 +54,16 @@ export async function applyEvent(
     const outcome = await db.transaction().execute(async (trx) => {
       const row = await findQueueById(trx, queueId);
       if (row === undefined) throw new Error(`queue ${queueId} vanished`);
-      const result = step(loadState(row).state, event, now);
+      const stepped = step(loadState(row).state, event, now);
+      const pruned = pruneHistory(stepped.state);
+      const result = { state: pruned.state, actions: stepped.actions };
       const saved = await saveQueueState(trx, queueId, row.version, {
         state: JSON.stringify(result.state),
         wake_at: futureWake(result.state, now),
         updated_at: now,
       });
       if (!saved) return undefined;
+      await archive(trx, queueId, pruned.prs, pruned.runs, now);
       await insertActions(
         trx,
         queueId,

@@ -7,8 +7,9 @@ import {
   parsePriority,
   type QueueState,
 } from '../../domain/queue/index.ts';
-import { findJudgement } from '../../store/flake.ts';
+import { judgementsSince } from '../../store/flake.ts';
 import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
+import { archivedPr, archivedRun } from '../../store/queue-archive.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
@@ -96,21 +97,28 @@ export async function submitPullRequest(
   }
 }
 
-/** The most recent flake-protection judgement of a run that tested this submission of the PR. */
+/** The most recent flake-protection judgement of a run (live or archived) that tested this submission of the PR. */
 async function latestJudgement(ctx: AppContext, queueId: string, state: QueueState, e: PrEntry) {
-  const runs = Object.values(state.runs)
-    .filter((r) => r.tested.includes(e.number) && r.createdAt >= e.submittedAt)
-    .sort((a, b) => b.createdAt - a.createdAt);
-  for (const run of runs) {
-    const judged = await findJudgement(ctx.db, queueId, run.id);
-    if (judged !== undefined) return judged;
+  for (const judged of await judgementsSince(ctx.db, queueId, e.submittedAt)) {
+    const run = state.runs[judged.run_id] ?? (await archivedRun(ctx.db, queueId, judged.run_id));
+    if (run?.tested.includes(e.number)) return judged;
   }
   return undefined;
 }
 
+/** The PR's latest submission: in the live queue, else in the queue's archive of finished ones. */
+async function latestSubmission(
+  ctx: AppContext,
+  queueId: string,
+  state: QueueState,
+  n: number,
+): Promise<PrEntry> {
+  return submitted(getPrRecord(state, n) ?? (await archivedPr(ctx.db, queueId, n)), n);
+}
+
 async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
   const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  const entry = submitted(getPrRecord(queue.state, body.pr.number), body.pr.number);
+  const entry = await latestSubmission(ctx, queue.row.id, queue.state, body.pr.number);
   if (TERMINAL.has(entry.state)) {
     throw new AppError(
       'BAD_REQUEST',
@@ -144,7 +152,7 @@ export async function restartTests(ctx: AppContext, caller: Caller, body: PrRequ
 /** getSubmittedPullRequest: the record of the PR's latest submission, with why it is in its state. */
 export async function getSubmittedPullRequest(ctx: AppContext, caller: Caller, body: PrRequest) {
   const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  const e = submitted(getPrRecord(queue.state, body.pr.number), body.pr.number);
+  const e = await latestSubmission(ctx, queue.row.id, queue.state, body.pr.number);
   const judged = await latestJudgement(ctx, queue.row.id, queue.state, e);
   const despite =
     judged?.decision === 'ignored_quarantined' && (e.state === 'tests_passed' || e.state === 'merged');

@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
 import { getTestingDetails, type PrEntry, type QueueState } from '../../domain/queue/index.ts';
+import { archivedPr, archivedPrCounts, archivedPrs, archivedRun } from '../../store/queue-archive.ts';
 import { listQueues } from '../../store/queues.ts';
 import { listRepos } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -35,11 +36,12 @@ export async function listPullRequests(
     take?: number | undefined;
   },
 ) {
-  const { state } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const { state, row } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
   const take = body.take ?? 50;
   const after = body.cursor === undefined ? 0 : seqOf(body.cursor);
   const since = body.since === undefined ? Number.NEGATIVE_INFINITY : Date.parse(body.since);
-  const matching = Object.values(state.prs)
+  const archived = await archivedPrs(ctx.db, row.id, after, body.state, ARCHIVE_BATCH);
+  const matching = [...Object.values(state.prs), ...archived]
     .filter(
       (e) =>
         e.seq > after && (body.state === undefined || e.state === body.state) && e.stateChangedAt >= since,
@@ -51,6 +53,21 @@ export async function listPullRequests(
     pullRequests: page.map(enqueuedPrRecord),
     ...(matching.length > take && last !== undefined ? { nextCursor: cursorOf(last.seq) } : {}),
   };
+}
+
+/** Archived submissions read per listPullRequests call (the since filter is applied after reading). */
+const ARCHIVE_BATCH = 5_000;
+
+/** A run taken out of the live state: its details from the archive, with the titles of the PRs it tested. */
+async function archivedDetails(ctx: AppContext, queueId: string, state: QueueState, runId: string) {
+  const run = await archivedRun(ctx.db, queueId, runId);
+  if (run === undefined) return undefined;
+  const prs = { ...state.prs };
+  for (const n of run.tested) {
+    const e = prs[String(n)] ?? (await archivedPr(ctx.db, queueId, n));
+    if (e !== undefined) prs[String(n)] = e;
+  }
+  return getTestingDetails({ ...state, prs, runs: { ...state.runs, [runId]: run } }, runId);
 }
 
 const CHECK_STATE = { passed: 'SUCCESS', failed: 'FAILURE', pending: 'PENDING' } as const;
@@ -68,7 +85,8 @@ export async function testingDetails(
   body: { repo: RepoRef; targetBranch: string; testRunId: string },
 ) {
   const { state, row } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  const d = getTestingDetails(state, body.testRunId);
+  const d =
+    getTestingDetails(state, body.testRunId) ?? (await archivedDetails(ctx, row.id, state, body.testRunId));
   if (d === undefined) {
     throw new AppError(
       'TEST_RUN_NOT_FOUND',
@@ -101,7 +119,7 @@ export async function testingDetails(
 
 const promEscape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
-function queueLines(repo: string, s: QueueState): string[] {
+function queueLines(repo: string, s: QueueState, archived: ReadonlyMap<string, number>): string[] {
   const l = (name: string, extra: string, value: number) =>
     `${name}{repo="${promEscape(repo)}",branch="${promEscape(s.branch)}"${extra}} ${value}`;
   const entries = Object.values(s.prs);
@@ -123,11 +141,7 @@ function queueLines(repo: string, s: QueueState): string[] {
       ),
     ),
     ...['merged', 'failed', 'cancelled'].map((st) =>
-      l(
-        'mq_prs_total',
-        `,state="${st}"`,
-        count((e) => e.state === st),
-      ),
+      l('mq_prs_total', `,state="${st}"`, count((e) => e.state === st) + (archived.get(st) ?? 0)),
     ),
     l(
       'mq_test_runs_in_progress',
@@ -165,9 +179,12 @@ export async function queueMetrics(
         r.host_key === query.repoHost?.toLowerCase()),
   );
   const names = new Map(repos.map((r) => [r.id, `${r.owner}/${r.name}`]));
-  const samples = (await listQueues(ctx.db, [...names.keys()])).flatMap((q) =>
-    queueLines(names.get(q.repo_id) ?? '', loadState(q).state),
-  );
+  const samples: string[] = [];
+  for (const q of await listQueues(ctx.db, [...names.keys()])) {
+    samples.push(
+      ...queueLines(names.get(q.repo_id) ?? '', loadState(q).state, await archivedPrCounts(ctx.db, q.id)),
+    );
+  }
   return (Object.entries(METRICS) as [string, string][])
     .flatMap(([name, help]) => [
       `# HELP ${name} ${help}`,

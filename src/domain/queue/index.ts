@@ -8,6 +8,7 @@ export {
   parsePriority,
 } from './create.ts';
 export type { CheckReport, PrSnapshot, QueueEvent, SettingsPatch, VerdictOverride } from './events.ts';
+export { type Pruned, pruneHistory } from './prune.ts';
 export {
   getPrRecord,
   getTestingDetails,

@@ -3,6 +3,7 @@ import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_test_health.ts';
 import * as m0003 from './0003_merge_queue.ts';
 import * as m0004 from './0004_flake_protection.ts';
+import * as m0005 from './0005_queue_archive.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -13,4 +14,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0002_test_health': m0002,
   '0003_merge_queue': m0003,
   '0004_flake_protection': m0004,
+  '0005_queue_archive': m0005,
 };
