@@ -7,19 +7,11 @@ import type {
   Mode,
   OptimizationMode,
   PriorityName,
+  PrSnapshot,
   RequestedState,
 } from './types.ts';
 
-/** What the forge says about a PR when it is submitted. */
-export interface PrSnapshot {
-  number: number;
-  title: string;
-  author: string;
-  headSha: string;
-  baseSha: string;
-  baseBranch: string;
-  mergeability: Mergeability;
-}
+export type { PrSnapshot };
 
 /** Latest result of one check (check run or commit status) on a test branch. */
 export interface CheckReport {

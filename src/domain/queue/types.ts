@@ -58,9 +58,8 @@ export interface StateChange {
   reason: string;
 }
 
-export interface PrEntry {
-  /** Submission id; a resubmission gets a new one. */
-  id: string;
+/** What the forge says about a PR when it is submitted. */
+export interface PrSnapshot {
   number: number;
   title: string;
   author: string;
@@ -69,6 +68,11 @@ export interface PrEntry {
   baseSha: string;
   baseBranch: string;
   mergeability: Mergeability;
+}
+
+export interface PrEntry extends PrSnapshot {
+  /** Submission id; a resubmission gets a new one. */
+  id: string;
   priorityValue: number;
   priorityName: string;
   usedDefaultPriorityName: boolean;
