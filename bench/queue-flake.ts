@@ -17,8 +17,10 @@ import {
   combine,
   type QueueScenario,
   QueueSim,
+  range,
   resolve,
   type ScenarioResult,
+  safety,
 } from './queue-sim.ts';
 
 export const FLAKE_MODES: FlakeProtection[] = ['off', 'ignore_quarantined', 'retry_flaky'];
@@ -323,20 +325,6 @@ export function formatFlakeReport(report: FlakeBenchReport): string {
       'Good PRs wrongly ejected: good PRs that ended failed, of all good PRs that ended (merged or failed). Runs started count every CI run begun in the window, retries included; counts are totals over the seeds.',
   );
   return lines.join('\n');
-}
-
-function range(r: ScenarioResult): string {
-  if (r.replications === 1) return '';
-  const [lo, hi] = r.mergedPerHourRange;
-  return ` (${num(lo)}–${num(hi)}, ${r.replications})`;
-}
-
-function safety(r: ScenarioResult): string {
-  const problems: string[] = [];
-  if (r.badMerged > 0) problems.push(`${r.badMerged} bad merged`);
-  if (r.untestedMerges > 0) problems.push(`${r.untestedMerges} untested merges`);
-  if (r.stall) problems.push(`stall: ${r.stall}`);
-  return problems.length > 0 ? problems.join('; ') : 'ok';
 }
 
 /** A plain reading of the figures, for the docs section. */

@@ -7,6 +7,7 @@
 import {
   createQueueState,
   nextWakeAt,
+  pruneHistory,
   type QueueAction,
   type QueueEvent,
   type QueueSettings,
@@ -492,45 +493,11 @@ export class QueueSim {
   }
 
   /**
-   * Forget what no decision can read any more: runs whose branch is deleted and that no queued PR or
-   * bisection refers to, then PRs that ended (merged, failed) and that no kept run contains and that are
-   * not among the merges since the oldest kept run's base. Decision-neutral (checked by running with
-   * pruneRuns off: identical results); the engine itself keeps both forever.
+   * Forget what no decision can read any more, as the server does after every event (pruneHistory,
+   * decision-neutral: running with pruneRuns off gives identical results).
    */
   private prune(): void {
-    const s = this.state;
-    const keep = new Set<string>();
-    for (const n of s.order) {
-      const e = s.prs[String(n)];
-      if (e?.runId) keep.add(e.runId);
-      if (e?.proofRunId) keep.add(e.proofRunId);
-    }
-    for (const b of s.bisections) {
-      keep.add(b.parentRunId);
-      for (const node of b.nodes) if (node.runId) keep.add(node.runId);
-    }
-    const runs: QueueState['runs'] = {};
-    const needed = new Set<number>(s.order);
-    if (s.merging) needed.add(s.merging.prNumber);
-    let oldestBase = s.lineage.length;
-    for (const [id, run] of Object.entries(s.runs)) {
-      const finished = run.status !== 'building' && run.status !== 'in_progress';
-      if (finished && run.branchDeleted && !keep.has(id)) continue;
-      runs[id] = run;
-      for (const h of run.prHeads) needed.add(h.number);
-      for (const n of run.tested) needed.add(n);
-      const at = s.lineage.findIndex((l) => l.sha === run.baseSha);
-      if (at >= 0 && at < oldestBase) oldestBase = at;
-    }
-    for (const l of s.lineage.slice(oldestBase)) if (l.prNumber !== null) needed.add(l.prNumber);
-    const prs: QueueState['prs'] = {};
-    for (const [key, e] of Object.entries(s.prs)) {
-      const ended = e.state === 'merged' || e.state === 'failed' || e.state === 'cancelled';
-      if (!ended || needed.has(e.number)) prs[key] = e;
-    }
-    const droppedRuns = Object.keys(runs).length !== Object.keys(s.runs).length;
-    const droppedPrs = Object.keys(prs).length !== Object.keys(s.prs).length;
-    if (droppedRuns || droppedPrs) this.state = { ...s, runs, prs };
+    this.state = pruneHistory(this.state).state;
   }
 
   private scheduleWake(): void {
@@ -998,13 +965,15 @@ export function formatQueueReport(report: QueueBenchReport): string {
   return lines.join('\n');
 }
 
-function range(r: ScenarioResult): string {
+/** The merged/hour range over replications, for the tables. */
+export function range(r: ScenarioResult): string {
   if (r.replications === 1) return '';
   const [lo, hi] = r.mergedPerHourRange;
   return ` (${num(lo)}–${num(hi)}, ${r.replications})`;
 }
 
-function safety(r: ScenarioResult): string {
+/** The safety column: bad merges, untested merges, stalls, or ok. */
+export function safety(r: ScenarioResult): string {
   const problems: string[] = [];
   if (r.badMerged > 0) problems.push(`${r.badMerged} bad merged`);
   if (r.untestedMerges > 0) problems.push(`${r.untestedMerges} untested merges`);
