@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.ts';
+import { repoFullName } from '../domain/testid/index.ts';
 import type { Queryable } from '../store/db.ts';
 import * as repos from '../store/repos.ts';
 import type { Caller } from './context.ts';
@@ -21,10 +22,6 @@ export function repoKey(ref: RepoRef): repos.RepoKey {
     ownerKey: ref.owner.toLowerCase(),
     nameKey: ref.name.toLowerCase(),
   };
-}
-
-export function repoFullName(ref: RepoRef): string {
-  return `${ref.host}/${ref.owner}/${ref.name}`;
 }
 
 /** org_url_slug, when a request carries one, must be the caller's organization; otherwise 404. */
@@ -112,3 +109,5 @@ export function listRepositories(
     keyOf,
   });
 }
+
+export { repoFullName };

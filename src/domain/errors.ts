@@ -81,8 +81,3 @@ export class AppError extends Error {
     this.headers = options.headers;
   }
 }
-
-/** Shorthand for a VALIDATION_FAILED error about one field. */
-export function invalidField(path: string, expected: string, message: string): AppError {
-  return new AppError('VALIDATION_FAILED', message, { details: [{ path, expected, message }] });
-}

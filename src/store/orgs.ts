@@ -8,10 +8,6 @@ export function findOrgBySlug(db: Queryable, slug: string): Promise<Organization
   return db.selectFrom('organizations').selectAll().where('slug', '=', slug).executeTakeFirst();
 }
 
-export function findOrgById(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
-  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** Inserts the organization unless one with that slug exists; true when this call created it. */
 export async function insertOrgIfAbsent(db: Queryable, row: OrganizationRow): Promise<boolean> {
   const result = await db
@@ -20,8 +16,4 @@ export async function insertOrgIfAbsent(db: Queryable, row: OrganizationRow): Pr
     .onConflict((oc) => oc.column('slug').doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
-}
-
-export function listOrgs(db: Queryable): Promise<OrganizationRow[]> {
-  return db.selectFrom('organizations').selectAll().orderBy('slug').execute();
 }

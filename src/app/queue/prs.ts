@@ -4,7 +4,6 @@ import {
   type ImpactedTargets,
   type PrEntry,
   type PriorityName,
-  parsePriority,
   type QueueState,
 } from '../../domain/queue/index.ts';
 import { judgementsSince } from '../../store/flake.ts';
@@ -207,5 +206,3 @@ export async function setImpactedTargets(
     ctx.now(),
   );
 }
-
-export { parsePriority };
