@@ -6,39 +6,34 @@ export type TestCaseRow = Selectable<TestCasesTable>;
 
 /**
  * Inserts the test cases that do not exist yet and marks the existing ones seen: one upsert per
- * chunk. `setOwners` also replaces the owners of existing tests (the upload carried a CODEOWNERS file).
+ * chunk, returning the stored rows. `setOwners` also replaces the owners of existing tests (the upload
+ * carried a CODEOWNERS file). A row whose id belongs to another repository is left untouched and not
+ * returned: the caller re-derives those ids.
  */
 export async function upsertTestCases(
   db: Queryable,
   rows: readonly TestCaseRow[],
   setOwners: boolean,
-): Promise<void> {
+): Promise<TestCaseRow[]> {
+  const out: TestCaseRow[] = [];
   for (const part of chunked(rows, 400)) {
-    await db
+    const stored = await db
       .insertInto('test_cases')
       .values(part)
       .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          last_seen_at: eb.ref('excluded.last_seen_at'),
-          ...(setOwners ? { codeowners: eb.ref('excluded.codeowners') } : {}),
-        })),
+        oc
+          .column('id')
+          .doUpdateSet((eb) => ({
+            last_seen_at: eb.ref('excluded.last_seen_at'),
+            ...(setOwners ? { codeowners: eb.ref('excluded.codeowners') } : {}),
+          }))
+          .whereRef('test_cases.repo_id', '=', 'excluded.repo_id'),
       )
+      .returningAll()
       .execute();
+    out.push(...stored);
   }
-}
-
-/** Which repository each of these test ids belongs to (ids are unique across repositories). */
-export async function testCaseOwners(db: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
-  const owners = new Map<string, string>();
-  for (const part of chunked(ids)) {
-    const rows = await db
-      .selectFrom('test_cases')
-      .select(['id', 'repo_id'])
-      .where('id', 'in', part)
-      .execute();
-    for (const r of rows) owners.set(r.id, r.repo_id);
-  }
-  return owners;
+  return out;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
 import { bumpHealthVersion, findRepo } from '../../store/repos.ts';
 import { insertResults, lockRepositoryHealth, type NewResult } from '../../store/results.ts';
-import { findTestCases, type TestCaseRow, testCaseOwners, upsertTestCases } from '../../store/test-cases.ts';
+import { type TestCaseRow, upsertTestCases } from '../../store/test-cases.ts';
 import { findUploadByKey, insertUpload } from '../../store/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { recomputeTests } from '../health/recompute.ts';
@@ -144,21 +144,40 @@ function ownersByTest(
 }
 
 /**
- * Test ids are unique across repositories, but a custom v5 id is used as is (Trunk's recipe), so two
- * repositories could send the same one. A test id already owned by another repository is re-derived
- * for this repository (deterministically, so later uploads agree) instead of touching the other's test.
+ * Stores the upload's tests (new ones inserted, known ones marked seen) and returns their rows with
+ * the attempts' final ids. Test ids are unique across repositories, but a custom v5 id is used as is
+ * (Trunk's recipe), so two repositories could send the same one. A test id already owned by another
+ * repository is re-derived for this repository (deterministically, so later uploads agree) instead of
+ * touching the other's test.
  */
-async function claimIds(
+async function storeTestCases(
   db: Queryable,
-  attempts: IdentifiedAttempt[],
-  orgSlug: string,
-  repo: Repository,
-): Promise<IdentifiedAttempt[]> {
-  const owners = await testCaseOwners(db, [...new Set(attempts.map((x) => x.testId))]);
-  const foreign = (id: string) => owners.has(id) && owners.get(id) !== repo.id;
-  if (!attempts.some((x) => foreign(x.testId))) return attempts;
-  const local = (id: string) => uuidV5(`${orgSlug}#${repoFullName(repo)}#${id}`);
-  return attempts.map((x) => (foreign(x.testId) ? { ...x, testId: local(x.testId) } : x));
+  identified: IdentifiedAttempt[],
+  input: {
+    orgSlug: string;
+    repo: Repository;
+    variant: string;
+    now: number;
+    rules: CodeownersRule[] | undefined;
+  },
+): Promise<{ attempts: IdentifiedAttempt[]; rows: TestCaseRow[] }> {
+  const store = async (attempts: IdentifiedAttempt[]) => {
+    const firstOfEach = new Map<string, IdentifiedAttempt>();
+    for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
+    const owners = input.rules === undefined ? undefined : ownersByTest(attempts, input.rules);
+    const newRows = [...firstOfEach.values()].map((x) =>
+      newTestCase(x, input.repo.id, input.variant, input.now, owners?.get(x.testId)),
+    );
+    const rows = await upsertTestCases(db, newRows, owners !== undefined);
+    return { rows, ids: [...firstOfEach.keys()] };
+  };
+  const first = await store(identified);
+  if (first.rows.length === first.ids.length) return { attempts: identified, rows: first.rows };
+  const mine = new Set(first.rows.map((r) => r.id));
+  const local = (id: string) => uuidV5(`${input.orgSlug}#${repoFullName(input.repo)}#${id}`);
+  const attempts = identified.map((x) => (mine.has(x.testId) ? x : { ...x, testId: local(x.testId) }));
+  const second = await store(attempts.filter((x) => !mine.has(x.testId)));
+  return { attempts, rows: [...first.rows, ...second.rows] };
 }
 
 async function previousUpload(
@@ -198,21 +217,12 @@ export async function ingestUpload(
     const uploadId = randomUUID();
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
-    const attempts = await claimIds(
+    const { attempts, rows } = await storeTestCases(
       trx,
       identify(files, caller.orgSlug, repository, variant, now),
-      caller.orgSlug,
-      repository,
+      { orgSlug: caller.orgSlug, repo: repository, variant, now, rules },
     );
-    const firstOfEach = new Map<string, IdentifiedAttempt>();
-    for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
-    const ids = [...firstOfEach.keys()];
-    const owners = rules === undefined ? undefined : ownersByTest(attempts, rules);
-    const newRows = [...firstOfEach.values()].map((x) =>
-      newTestCase(x, repository.id, variant, now, owners?.get(x.testId)),
-    );
-    await upsertTestCases(trx, newRows, owners !== undefined);
-    const rows = await findTestCases(trx, repository.id, ids);
+    const ids = rows.map((r) => r.id);
     const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertResults(
       trx,

@@ -31,13 +31,12 @@ function uuidHexDigits(text: string): string | null {
   return null;
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
 /** Lower-case hyphenated form of 16 bytes. */
 export function formatUuid(bytes: Uint8Array): string {
-  let hex = '';
-  for (let i = 0; i < 16; i++) {
-    hex += (bytes[i] ?? 0).toString(16).padStart(2, '0');
-  }
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const h = (i: number) => HEX[bytes[i] ?? 0]!;
+  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
 }
 
 /** True when `text` parses as a UUID whose version field is 5 (the variant bits are not checked, as in Trunk). */
@@ -48,14 +47,19 @@ export function isUuidV5(text: string): boolean {
 
 /** Name-based UUID v5 of the UTF-8 bytes of `name` in `namespace`. Throws if `namespace` is not a UUID. */
 export function uuidV5(name: string, namespace: string = URL_NAMESPACE): string {
-  const namespaceBytes = parseUuid(namespace);
+  const namespaceBytes = namespace === URL_NAMESPACE ? URL_NAMESPACE_BYTES : parseUuid(namespace);
   if (namespaceBytes === null) throw new Error(`uuidV5: namespace is not a UUID: ${namespace}`);
-  const nameBytes = encoder.encode(name);
-  const input = new Uint8Array(16 + nameBytes.length);
-  input.set(namespaceBytes);
-  input.set(nameBytes, 16);
-  const bytes = sha1(input).slice(0, 16);
+  // UTF-8 needs at most 3 bytes per UTF-16 code unit.
+  const needed = 16 + name.length * 3;
+  if (scratch.length < needed) scratch = new Uint8Array(Math.max(needed, scratch.length * 2));
+  scratch.set(namespaceBytes);
+  const { written } = encoder.encodeInto(name, scratch.subarray(16));
+  const bytes = sha1(scratch, 16 + written).slice(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   return formatUuid(bytes);
 }
+
+const URL_NAMESPACE_BYTES = parseUuid(URL_NAMESPACE);
+/** Reused input buffer: namespace bytes followed by the name's UTF-8 bytes. */
+let scratch = new Uint8Array(1024);
