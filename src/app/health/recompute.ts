@@ -17,6 +17,7 @@ import { bumpHealthVersion } from '../../store/repos.ts';
 import { type AttemptRow, loadAttempts, prsImpacted } from '../../store/results.ts';
 import type { TestCaseEventsTable, TestCasesTable } from '../../store/schema.ts';
 import { findTestCases, type TestCaseRow, updateTestCase } from '../../store/test-cases.ts';
+import { enqueueHealthEvents } from '../webhooks-out/health.ts';
 import type { HealthSettings } from './settings.ts';
 
 /** What one recompute changed, for the caller's response and for outgoing events later. */
@@ -168,6 +169,7 @@ export async function recomputeTests(
     changed = true;
   }
   await insertEvents(db, events);
+  await enqueueHealthEvents(db, repoId, rows, events, now);
   if (changed) await bumpHealthVersion(db, repoId);
   return outcome;
 }

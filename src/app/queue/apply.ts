@@ -11,6 +11,7 @@ import { archive } from '../../store/queue-archive.ts';
 import { findQueueById, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import type { Forge } from '../ports.ts';
+import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
 
 /** A queue row with its state parsed. */
 export interface LoadedQueue {
@@ -64,6 +65,7 @@ export async function applyEvent(
       });
       if (!saved) return undefined;
       await archive(trx, queueId, pruned.prs, pruned.runs, now);
+      await enqueueQueueEvents(trx, row, stepped.state, now);
       await insertActions(
         trx,
         queueId,

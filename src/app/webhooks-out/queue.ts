@@ -1,0 +1,44 @@
+import type { QueueState } from '../../domain/queue/index.ts';
+import { finishedPrs, mergedSha } from '../../domain/webhooks.ts';
+import type { Queryable } from '../../store/db.ts';
+import type { QueueRow } from '../../store/queues.ts';
+import { enqueueRepositoryEvents } from './enqueue.ts';
+
+/**
+ * Enqueues pull_request.merged / pull_request.failed for the PRs one engine step finished: `row` is
+ * the queue as read before the step, `after` the stepped state (before pruning moves finished PRs to
+ * the archive). No query unless a PR finished.
+ */
+export async function enqueueQueueEvents(
+  trx: Queryable,
+  row: QueueRow,
+  after: QueueState,
+  now: number,
+): Promise<void> {
+  const finished = finishedPrs(after, now, () => JSON.parse(row.state) as QueueState);
+  if (finished.length === 0) return;
+  await enqueueRepositoryEvents(
+    trx,
+    row.repo_id,
+    (repository) =>
+      finished.map((e) => ({
+        type: e.state === 'merged' ? ('pull_request.merged' as const) : ('pull_request.failed' as const),
+        data: {
+          repository: { host: repository.host, owner: repository.owner, name: repository.name },
+          queue: { branch: after.branch },
+          pull_request: {
+            number: e.number,
+            title: e.title,
+            author: e.author,
+            head_sha: e.headSha,
+            submission_id: e.id,
+          },
+          state: e.state,
+          reason: e.reason,
+          merged_sha: e.state === 'merged' ? mergedSha(after, e.number) : null,
+          changed_at: new Date(e.stateChangedAt).toISOString(),
+        },
+      })),
+    now,
+  );
+}

@@ -1,0 +1,468 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../../src/app/context.ts';
+import { WebhookDispatcher } from '../../src/runner/webhook-dispatcher.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { GitScenario } from '../support/git-scenario.ts';
+import { junitXml, upload } from '../support/upload.ts';
+
+const silent = { info() {}, warn() {}, error() {} };
+const PUBLIC_URL = 'https://mainline.example.test';
+
+interface Received {
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly raw: string;
+  readonly body: {
+    id: string;
+    type: string;
+    created_at: string;
+    organization: { id: string; slug: string };
+    data: Record<string, unknown>;
+  };
+}
+
+/**
+ * A real HTTP receiver on 127.0.0.1: records every request, answers with the status `answer` gives
+ * for its path (200 by default), or never answers for 'hang'.
+ */
+class Receiver {
+  readonly received: Received[] = [];
+  answer: (path: string) => number | 'hang' = () => 200;
+  readonly #server: Server;
+
+  private constructor(server: Server) {
+    this.#server = server;
+  }
+
+  static async start(): Promise<Receiver> {
+    let receiver: Receiver | undefined;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const path = req.url ?? '/';
+        receiver?.received.push({ path, headers: req.headers, raw, body: JSON.parse(raw) });
+        const status = receiver?.answer(path) ?? 200;
+        if (status === 'hang') return;
+        res
+          .writeHead(status, { 'content-type': 'text/plain' })
+          .end(status >= 300 ? 'receiver says no' : 'ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    receiver = new Receiver(server);
+    return receiver;
+  }
+
+  url(path: string): string {
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}${path}`;
+  }
+
+  at(path: string): Received[] {
+    return this.received.filter((r) => r.path === path);
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+function expectSigned(r: Received, secret: string): void {
+  const expected = `sha256=${createHmac('sha256', secret).update(r.raw).digest('hex')}`;
+  expect(r.headers['x-mainline-signature-256']).toBe(expected);
+}
+
+describe('outgoing webhooks: endpoints and test-health events', () => {
+  let t: TestApp;
+  let token: string;
+  let otherToken: string;
+  let receiver: Receiver;
+  let clock = Date.UTC(2026, 10, 1, 12);
+  let ctx: AppContext;
+  let dispatcher: WebhookDispatcher;
+  let hook: { id: string; secret: string };
+
+  const deliveries = async (id: string, tok = token) => t.post('/v1/webhooks/deliveries', { id }, tok);
+  const deliveryRows = () => t.db.database.db.selectFrom('webhook_deliveries').selectAll().execute();
+
+  beforeAll(async () => {
+    t = await buildTestApp({ MAINLINE_PUBLIC_URL: PUBLIC_URL }, { now: () => clock });
+    token = await t.token('acme');
+    otherToken = await t.token('globex');
+    receiver = await Receiver.start();
+    ctx = { db: t.db.database.db, config: t.config, now: () => clock };
+    dispatcher = new WebhookDispatcher(ctx, silent);
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('refuses URLs that are not absolute http(s), unknown event types (naming the valid ones), and empty lists', async () => {
+    for (const url of ['ftp://example.com/hook', '/hooks/relative', 'not a url', 'file:///etc/passwd']) {
+      const res = await t.post('/v1/webhooks/create', { url, events: ['test.quarantined'] }, token);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: [{ path: '$.url', expected: 'an absolute http:// or https:// URL' }],
+      });
+    }
+    const unknown = await t.post(
+      '/v1/webhooks/create',
+      { url: receiver.url('/x'), events: ['test.quarantined', 'test.exploded'] },
+      token,
+    );
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error.code).toBe('VALIDATION_FAILED');
+    expect(unknown.json().error.details).toEqual([
+      {
+        path: '$.events[1]',
+        expected:
+          'one of "test.status_changed", "test.quarantined", "pull_request.merged", "pull_request.failed"',
+        message: expect.stringContaining('$.events[1] must be one of "test.status_changed"'),
+      },
+    ]);
+    const empty = await t.post('/v1/webhooks/create', { url: receiver.url('/x'), events: [] }, token);
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().error.details[0].path).toBe('$.events');
+    const missing = await t.post('/v1/webhooks/create', { events: ['test.quarantined'] }, token);
+    expect(missing.json().error.details[0]).toMatchObject({ path: '$.url' });
+    const anonymous = await t.post('/v1/webhooks/create', {
+      url: receiver.url('/x'),
+      events: ['test.quarantined'],
+    });
+    expect(anonymous.statusCode).toBe(401);
+    const wrongOrg = await t.post('/v1/webhooks/list', { org_url_slug: 'globex' }, token);
+    expect(wrongOrg.statusCode).toBe(404);
+    expect(wrongOrg.json().error.code).toBe('ORG_NOT_FOUND');
+    expect(await deliveryRows()).toEqual([]);
+  });
+
+  it('creates an endpoint (secret shown once) and lists it without the secret', async () => {
+    const created = await t.post(
+      '/v1/webhooks/create',
+      {
+        url: receiver.url('/health'),
+        events: ['test.quarantined', 'test.status_changed', 'test.status_changed'],
+        description: 'health to chat',
+      },
+      token,
+    );
+    expect(created.statusCode).toBe(200);
+    const body = created.json();
+    expect(body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      url: receiver.url('/health'),
+      events: ['test.status_changed', 'test.quarantined'],
+      description: 'health to chat',
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{40,}$/),
+      created_at: new Date(clock).toISOString(),
+    });
+    hook = { id: body.id, secret: body.secret };
+    const listed = await t.post('/v1/webhooks/list', {}, token);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json()).toEqual({
+      webhooks: [
+        {
+          id: hook.id,
+          url: receiver.url('/health'),
+          events: ['test.status_changed', 'test.quarantined'],
+          description: 'health to chat',
+          created_at: new Date(clock).toISOString(),
+          disabled: false,
+        },
+      ],
+    });
+    expect(listed.body).not.toContain('whsec_');
+  });
+
+  it('another organization neither sees nor deletes the endpoint, nor reads its deliveries', async () => {
+    expect((await t.post('/v1/webhooks/list', {}, otherToken)).json()).toEqual({ webhooks: [] });
+    const del = await t.post('/v1/webhooks/delete', { id: hook.id }, otherToken);
+    expect(del.statusCode).toBe(404);
+    expect(del.json().error.code).toBe('WEBHOOK_NOT_FOUND');
+    expect((await deliveries(hook.id, otherToken)).statusCode).toBe(404);
+    expect((await t.post('/v1/webhooks/list', {}, token)).json().webhooks).toHaveLength(1);
+  });
+
+  it('fail then pass on one commit → test.status_changed and test.quarantined, signed, once each', async () => {
+    const failing = junitXml([{ name: 'test_login', fail: 'AssertionError: boom' }, { name: 'test_ok' }]);
+    await upload(t, token, [{ name: 'a.xml', content: failing }], { sha: 'c0ffee01', pr: 7 });
+    expect(await dispatcher.runOnce()).toBe(0);
+    clock += 60_000;
+    const passing = junitXml([{ name: 'test_login' }, { name: 'test_ok' }]);
+    await upload(t, token, [{ name: 'a.xml', content: passing }], { sha: 'c0ffee01', pr: 7 });
+    const enqueuedAt = clock;
+    clock += 1_000;
+    expect(await dispatcher.runOnce()).toBe(2);
+    expect(await dispatcher.runOnce()).toBe(0);
+
+    const got = receiver.at('/health');
+    expect(got.map((r) => r.body.type).sort()).toEqual(['test.quarantined', 'test.status_changed']);
+    for (const r of got) {
+      expectSigned(r, hook.secret);
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['user-agent']).toBe('Mainline-Webhooks');
+      expect(r.headers['x-mainline-event']).toBe(r.body.type);
+      expect(r.headers['x-mainline-delivery']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(r.body.created_at).toBe(new Date(enqueuedAt).toISOString());
+      expect(r.body.organization.slug).toBe('acme');
+    }
+    const status = got.find((r) => r.body.type === 'test.status_changed')!.body;
+    const testId = (status.data['test'] as { id: string }).id;
+    const testUrl = `${PUBLIC_URL}/acme/repos/github.com/acme/web/tests/${testId}`;
+    expect(status.data).toEqual({
+      test: {
+        id: testId,
+        name: 'test_login',
+        parent: 'suite',
+        classname: 'pkg.Class',
+        file: null,
+        variant: '',
+        html_url: testUrl,
+      },
+      repository: { ...REPO, html_url: `${PUBLIC_URL}/acme/repos/github.com/acme/web` },
+      html_url: testUrl,
+      previous_status: 'healthy',
+      status: 'flaky',
+      reason: expect.stringMatching(/^Failed and passed on the same commit c0ffee0/),
+      changed_at: new Date(enqueuedAt).toISOString(),
+      quarantined: true,
+    });
+    const quarantine = got.find((r) => r.body.type === 'test.quarantined')!.body;
+    expect(quarantine.data).toMatchObject({
+      test: { id: testId, name: 'test_login', html_url: testUrl },
+      html_url: testUrl,
+      quarantined: true,
+      setting: 'AUTO_QUARANTINE',
+      status: 'flaky',
+    });
+    expect(quarantine.id).not.toBe(status.id);
+
+    const listed = (await deliveries(hook.id)).json().deliveries;
+    expect(listed).toHaveLength(2);
+    for (const d of listed) {
+      expect(d).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, last_error: null });
+      expect(d.delivered_at).toBe(new Date(clock).toISOString());
+      expect(d.next_attempt_at).toBeNull();
+    }
+  });
+
+  it('an organization without endpoints gets no deliveries', async () => {
+    const globexRepo = { host: 'github.com', owner: 'globex', name: 'api' };
+    const before = (await deliveryRows()).length;
+    const failing = junitXml([{ name: 'test_x', fail: 'boom' }]);
+    await upload(t, otherToken, [{ name: 'a.xml', content: failing }], {
+      org: 'globex',
+      repo: globexRepo,
+      sha: 'd1',
+    });
+    await upload(t, otherToken, [{ name: 'a.xml', content: junitXml([{ name: 'test_x' }]) }], {
+      org: 'globex',
+      repo: globexRepo,
+      sha: 'd1',
+    });
+    const flaky = await t.post(
+      '/v1/flaky-tests/list-unhealthy-tests',
+      { repo: globexRepo, org_url_slug: 'globex', status: 'FLAKY', page_query: { page_size: 10 } },
+      otherToken,
+    );
+    expect(flaky.json().tests.map((x: { name: string }) => x.name)).toEqual(['test_x']);
+    expect((await deliveryRows()).length).toBe(before);
+    expect(await dispatcher.runOnce()).toBe(0);
+  });
+
+  it('a receiver answering 500 gets the same delivery again after the backoff, until it accepts it', async () => {
+    let failures = 2;
+    receiver.answer = (path) => (path === '/health' && failures-- > 0 ? 500 : 204);
+    const before = receiver.at('/health').length;
+    await upload(t, token, [{ name: 'b.xml', content: junitXml([{ name: 'test_pay', fail: 'x' }]) }], {
+      sha: 'beef01',
+    });
+    clock += 60_000;
+    await upload(t, token, [{ name: 'b.xml', content: junitXml([{ name: 'test_pay' }]) }], { sha: 'beef01' });
+    expect(await dispatcher.runOnce()).toBe(2);
+    let listed = (await deliveries(hook.id)).json().deliveries.slice(0, 2);
+    for (const d of listed) {
+      expect(d).toMatchObject({ status: 'pending', attempts: 1, last_status: 500 });
+      expect(d.last_error).toBe('HTTP 500: receiver says no');
+      expect(d.next_attempt_at).toBe(new Date(clock + 10_000).toISOString());
+    }
+    expect(await dispatcher.runOnce()).toBe(0);
+    clock += 9_999;
+    expect(await dispatcher.runOnce()).toBe(0);
+    clock += 1;
+    expect(await dispatcher.runOnce()).toBe(2);
+    listed = (await deliveries(hook.id)).json().deliveries.slice(0, 2);
+    for (const d of listed) expect(d).toMatchObject({ status: 'delivered', attempts: 2, last_status: 204 });
+
+    const retried = receiver.at('/health').slice(before);
+    expect(retried).toHaveLength(4);
+    const byDelivery = new Map<string, Received[]>();
+    for (const r of retried) {
+      const id = r.headers['x-mainline-delivery'] as string;
+      byDelivery.set(id, [...(byDelivery.get(id) ?? []), r]);
+    }
+    expect([...byDelivery.values()].map((rs) => rs.length)).toEqual([2, 2]);
+    for (const [, [first, second]] of byDelivery) {
+      expect(second!.raw).toBe(first!.raw);
+      expectSigned(second!, hook.secret);
+    }
+    receiver.answer = () => 200;
+  });
+
+  it('gives a delivery up after 8 failed attempts, and counts a receiver that does not answer as failed', async () => {
+    const created = await t.post(
+      '/v1/webhooks/create',
+      { url: receiver.url('/down'), events: ['test.status_changed'] },
+      token,
+    );
+    const down = created.json().id as string;
+    receiver.answer = (path) => (path === '/down' ? 'hang' : 200);
+    await upload(t, token, [{ name: 'c.xml', content: junitXml([{ name: 'test_net', fail: 'x' }]) }], {
+      sha: 'abc01',
+    });
+    clock += 60_000;
+    await upload(t, token, [{ name: 'c.xml', content: junitXml([{ name: 'test_net' }]) }], { sha: 'abc01' });
+    const impatient = new WebhookDispatcher(ctx, silent, { timeoutMs: 200 });
+    expect(await impatient.runOnce()).toBe(3);
+    let [d] = (await deliveries(down)).json().deliveries;
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, last_status: null });
+    expect(d.last_error).toBe('no response within 200 ms');
+
+    receiver.answer = (path) => (path === '/down' ? 503 : 200);
+    for (let attempt = 2; attempt <= 8; attempt++) {
+      clock += 13 * 3_600_000;
+      expect(await dispatcher.runOnce(), `attempt ${attempt}`).toBe(1);
+    }
+    [d] = (await deliveries(down)).json().deliveries;
+    expect(d).toMatchObject({ status: 'failed', attempts: 8, last_status: 503, next_attempt_at: null });
+    expect(d.failed_at).toBe(new Date(clock).toISOString());
+    clock += 24 * 3_600_000;
+    expect(await dispatcher.runOnce()).toBe(0);
+    receiver.answer = () => 200;
+  });
+
+  it('a delivery is sent by one dispatcher only, even when two run at once', async () => {
+    await upload(t, token, [{ name: 'd.xml', content: junitXml([{ name: 'test_race', fail: 'x' }]) }], {
+      sha: 'race01',
+    });
+    clock += 60_000;
+    await upload(t, token, [{ name: 'd.xml', content: junitXml([{ name: 'test_race' }]) }], {
+      sha: 'race01',
+    });
+    const before = receiver.received.length;
+    const other = new WebhookDispatcher(ctx, silent);
+    const [a, b] = await Promise.all([dispatcher.runOnce(), other.runOnce()]);
+    const sent = receiver.received.slice(before);
+    expect(a + b).toBe(sent.length);
+    expect(new Set(sent.map((r) => r.headers['x-mainline-delivery'])).size).toBe(sent.length);
+    expect(sent.map((r) => r.body.type).sort()).toEqual([
+      'test.quarantined',
+      'test.status_changed',
+      'test.status_changed',
+    ]);
+  });
+
+  it('lists deliveries newest first with a limit; deleting the endpoint drops it and its deliveries', async () => {
+    const limited = await t.post('/v1/webhooks/deliveries', { id: hook.id, limit: 1 }, token);
+    expect(limited.statusCode).toBe(200);
+    expect(limited.json().deliveries).toHaveLength(1);
+    const tooMany = await t.post('/v1/webhooks/deliveries', { id: hook.id, limit: 1000 }, token);
+    expect(tooMany.statusCode).toBe(400);
+    const badId = await t.post('/v1/webhooks/delete', { id: 'nope' }, token);
+    expect(badId.statusCode).toBe(400);
+    expect(badId.json().error.details[0].path).toBe('$.id');
+
+    const del = await t.post('/v1/webhooks/delete', { id: hook.id }, token);
+    expect(del.statusCode).toBe(200);
+    expect(del.json()).toEqual({});
+    expect((await t.post('/v1/webhooks/delete', { id: hook.id }, token)).statusCode).toBe(404);
+    expect((await deliveries(hook.id)).json().error.code).toBe('WEBHOOK_NOT_FOUND');
+    const listed = (await t.post('/v1/webhooks/list', {}, token)).json().webhooks;
+    expect(listed.map((w: { url: string }) => w.url)).toEqual([receiver.url('/down')]);
+    expect((await deliveryRows()).some((r) => r.endpoint_id === hook.id)).toBe(false);
+  });
+});
+
+describe('outgoing webhooks: merge-queue events', () => {
+  let s: GitScenario | undefined;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+  });
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+  afterAll(() => receiver.close());
+
+  it('a merged PR → pull_request.merged with the merged sha; a failing one → pull_request.failed with the reason', async () => {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    const scenario = s;
+    const created = await s.post('/v1/webhooks/create', {
+      url: receiver.url('/queue'),
+      events: ['pull_request.merged', 'pull_request.failed'],
+    });
+    expect(created.statusCode).toBe(200);
+    const secret = created.json().secret as string;
+    const dispatcher = new WebhookDispatcher(
+      { db: s.t.db.database.db, config: s.t.config, now: () => scenario.clock },
+      silent,
+    );
+
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    await s.ci('success', 1);
+    await s.settle();
+    expect((await s.pr(1)).state).toBe('merged');
+    await s.settle();
+
+    await s.openPr(2, { 'b.txt': 'b\n' }, 'Break b');
+    await s.submit(2);
+    await s.settle();
+    await s.ci('failure', 2);
+    await s.settle();
+    expect((await s.pr(2)).state).toBe('failed');
+    await s.settle();
+
+    expect(await dispatcher.runOnce()).toBe(2);
+    const got = receiver.at('/queue');
+    expect(got.map((r) => r.body.type).sort()).toEqual(['pull_request.failed', 'pull_request.merged']);
+    for (const r of got) expectSigned(r, secret);
+
+    const merged = got.find((r) => r.body.type === 'pull_request.merged')!.body;
+    expect(merged.data).toEqual({
+      repository: { ...REPO, html_url: expect.stringMatching(/\/acme\/repos\/github\.com\/acme\/web$/) },
+      queue: { branch: 'main' },
+      pull_request: {
+        number: 1,
+        title: 'Add a',
+        author: 'dev',
+        head_sha: expect.stringMatching(/^[0-9a-f]{40}$/),
+        submission_id: expect.any(String),
+      },
+      state: 'merged',
+      reason: expect.stringContaining('merged into main'),
+      merged_sha: s.bareGit('rev-parse', 'main'),
+      changed_at: expect.any(String),
+    });
+    // PR 2 failed on top of PR 1's merge; main did not move since.
+    const failed = got.find((r) => r.body.type === 'pull_request.failed')!.body;
+    expect(failed.data).toMatchObject({
+      queue: { branch: 'main' },
+      pull_request: { number: 2, title: 'Break b' },
+      state: 'failed',
+      reason: expect.stringMatching(/ci/),
+      merged_sha: null,
+    });
+    expect(s.history()).toEqual(['Add a (#1)', 'Initial commit']);
+  });
+});
