@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -34,6 +35,25 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Seconds to wait for in-flight requests on SIGTERM before exiting anyway (MAINLINE_SHUTDOWN_TIMEOUT). */
   readonly shutdownTimeoutSeconds: number;
+  /** Milliseconds between outgoing-webhook dispatcher passes (MAINLINE_WEBHOOK_POLL_MS); 0 turns it off. */
+  readonly webhookPollMs: number;
+  /** Milliseconds a webhook receiver has to answer (MAINLINE_WEBHOOK_TIMEOUT_MS). */
+  readonly webhookTimeoutMs: number;
+  /** The GitHub forge (MAINLINE_GITHUB_*); absent: every repository uses the plain-git forge. */
+  readonly github: GitHubConfig | undefined;
+}
+
+export interface GitHubConfig {
+  /** REST API base URL (MAINLINE_GITHUB_API_URL): https://api.github.com, or https://HOST/api/v3 for Enterprise. */
+  readonly apiUrl: string;
+  /** Repositories with this host go through GitHub (MAINLINE_GITHUB_HOST; default github.com, or the Enterprise host). */
+  readonly host: string;
+  /** A GitHub App (MAINLINE_GITHUB_APP_ID + MAINLINE_GITHUB_PRIVATE_KEY[_FILE]) or a token (MAINLINE_GITHUB_TOKEN). */
+  readonly auth:
+    | { readonly kind: 'app'; readonly appId: number; readonly privateKey: string }
+    | { readonly kind: 'token'; readonly token: string };
+  /** Secret GitHub signs webhook deliveries with (MAINLINE_GITHUB_WEBHOOK_SECRET); without it /webhooks/github refuses all. */
+  readonly webhookSecret: string | undefined;
 }
 
 /** A configuration value that cannot be used; the message says which variable and what to fix. */
@@ -103,6 +123,58 @@ function readPublicUrl(env: Env, host: string, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+function readGitHub(env: Env, cwd: string): GitHubConfig | undefined {
+  const token = readString(env, 'MAINLINE_GITHUB_TOKEN');
+  const appId = readString(env, 'MAINLINE_GITHUB_APP_ID');
+  let privateKey = readString(env, 'MAINLINE_GITHUB_PRIVATE_KEY');
+  const keyFile = readString(env, 'MAINLINE_GITHUB_PRIVATE_KEY_FILE');
+  const webhookSecret = readString(env, 'MAINLINE_GITHUB_WEBHOOK_SECRET');
+  const apiUrlRaw = readString(env, 'MAINLINE_GITHUB_API_URL');
+  if ([token, appId, privateKey, keyFile, webhookSecret, apiUrlRaw].every((v) => v === undefined)) {
+    return undefined;
+  }
+  if (keyFile !== undefined) {
+    try {
+      privateKey = readFileSync(path.resolve(cwd, keyFile), 'utf8');
+    } catch (error) {
+      throw new ConfigError(`MAINLINE_GITHUB_PRIVATE_KEY_FILE cannot be read: ${(error as Error).message}`);
+    }
+  }
+  let auth: GitHubConfig['auth'];
+  if (appId !== undefined || privateKey !== undefined) {
+    if (appId === undefined || privateKey === undefined) {
+      throw new ConfigError(
+        'A GitHub App needs both MAINLINE_GITHUB_APP_ID and MAINLINE_GITHUB_PRIVATE_KEY (or _FILE)',
+      );
+    }
+    if (!/^\d+$/.test(appId))
+      throw new ConfigError(`MAINLINE_GITHUB_APP_ID must be a number, got "${appId}"`);
+    if (!privateKey.includes('PRIVATE KEY')) {
+      throw new ConfigError("MAINLINE_GITHUB_PRIVATE_KEY must be the App's PEM private key");
+    }
+    auth = { kind: 'app', appId: Number(appId), privateKey: privateKey.replaceAll('\\n', '\n') };
+  } else if (token !== undefined) {
+    auth = { kind: 'token', token };
+  } else {
+    throw new ConfigError(
+      'GitHub settings need credentials: MAINLINE_GITHUB_TOKEN, or MAINLINE_GITHUB_APP_ID with MAINLINE_GITHUB_PRIVATE_KEY',
+    );
+  }
+  const apiUrl = (apiUrlRaw ?? 'https://api.github.com').replace(/\/+$/, '');
+  let parsed: URL;
+  try {
+    parsed = new URL(apiUrl);
+  } catch {
+    throw new ConfigError(`MAINLINE_GITHUB_API_URL must be an http(s) URL, got "${apiUrl}"`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new ConfigError(`MAINLINE_GITHUB_API_URL must be an http(s) URL, got "${apiUrl}"`);
+  }
+  const defaultHost = parsed.hostname === 'api.github.com' ? 'github.com' : parsed.hostname;
+  const host = (readString(env, 'MAINLINE_GITHUB_HOST') ?? defaultHost).toLowerCase();
+  return { apiUrl, host, auth, webhookSecret };
+}
+
 /** Reads and validates the configuration. The only place that looks at process.env. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const host = readString(env, 'HOST') ?? '127.0.0.1';
@@ -132,5 +204,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),
     shutdownTimeoutSeconds: readInt(env, 'MAINLINE_SHUTDOWN_TIMEOUT', 10, 0, 3600),
+    webhookPollMs: readInt(env, 'MAINLINE_WEBHOOK_POLL_MS', 1000, 0, 3_600_000),
+    webhookTimeoutMs: readInt(env, 'MAINLINE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    github: readGitHub(env, cwd),
   });
 }

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { ensureBootstrapToken } from './app/tokens.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
-import { GitRepositoryForge } from './forge/git-repository-forge.ts';
+import { createForge } from './forge/router.ts';
 import { buildApp } from './http/app.ts';
+import { GitHubEventProcessor, startGitHubEvents } from './runner/github-events.ts';
 import { type Sweeper, startHealthSweep } from './runner/health-sweep.ts';
 import { QueueRunner, startQueueRunner } from './runner/queue-runner.ts';
+import { startWebhookDispatcher, WebhookDispatcher } from './runner/webhook-dispatcher.ts';
 import { migrateToLatest } from './store/migrate.ts';
 
 export interface Server {
@@ -22,8 +24,15 @@ export async function startServer(config: Config): Promise<Server> {
   const database = openDatabase(config);
   try {
     const report = await migrateToLatest(database);
-    const forge = new GitRepositoryForge({ root: config.gitRoot, db: database.db });
-    const app = await buildApp({ config, database, forge, processMetrics: true });
+    let wakeGitHub = () => {};
+    const forge = createForge(config, { db: database.db });
+    const app = await buildApp({
+      config,
+      database,
+      forge,
+      processMetrics: true,
+      onGitHubDelivery: () => wakeGitHub(),
+    });
     app.log.info(
       { database: database.engine, location: database.location, applied: report.applied },
       'database ready',
@@ -48,8 +57,21 @@ export async function startServer(config: Config): Promise<Server> {
     const background: Sweeper[] = [];
     if (config.healthSweepSeconds > 0)
       background.push(startHealthSweep(ctx, config.healthSweepSeconds * 1000, app.log));
+    if (config.github !== undefined) {
+      const events = startGitHubEvents(new GitHubEventProcessor(ctx, forge, app.log), 5_000, app.log);
+      wakeGitHub = events.wake;
+      background.push(events);
+    }
     if (config.queuePollMs > 0)
       background.push(startQueueRunner(new QueueRunner(ctx, forge, app.log), config.queuePollMs, app.log));
+    if (config.webhookPollMs > 0)
+      background.push(
+        startWebhookDispatcher(
+          new WebhookDispatcher(ctx, app.log, { timeoutMs: config.webhookTimeoutMs }),
+          config.webhookPollMs,
+          app.log,
+        ),
+      );
     return {
       app,
       database,

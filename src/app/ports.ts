@@ -62,8 +62,27 @@ export interface Forge {
     flakeProtection: FlakeProtection | null;
   }>;
   /** Tell the PR's author where it stands (status check, comment); a no-op where the forge has no such thing. */
-  reportPrState(
+  reportPrState(repo: ForgeRepo, input: PrStateReport): Promise<void>;
+  /** Opens a draft pull request for a test branch (createPrsForTestingBranches); absent where the forge has none. */
+  createDraftPullRequest?(
     repo: ForgeRepo,
-    input: { prNumber: number; headSha: string; state: PrState; reason: string },
-  ): Promise<void>;
+    input: { testBranch: string; base: string; title: string; body: string },
+  ): Promise<number>;
+  /** Closes a pull request (a test branch's draft); absent where the forge has none. */
+  closePullRequest?(repo: ForgeRepo, number: number): Promise<void>;
+}
+
+export interface PrStateReport {
+  prNumber: number;
+  headSha: string;
+  state: PrState;
+  reason: string;
+  /** Upsert the PR's one status comment (the queue's commentsEnabled). */
+  comments?: boolean;
+  /** Set a commit status on the PR's head (the queue's statusCheckEnabled). */
+  statusCheck?: boolean;
+  /** More words for the comment, e.g. why the PR merged although a test failed (flake protection). */
+  details?: string;
+  /** Where the status links to. */
+  targetUrl?: string;
 }

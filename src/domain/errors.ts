@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   AUTHENTICATION_REQUIRED: 401,
   /** The x-api-token is unknown or revoked. */
   INVALID_TOKEN: 401,
+  /** A GitHub webhook delivery without a valid X-Hub-Signature-256; nothing was processed. */
+  INVALID_SIGNATURE: 401,
   /** The credentials are valid but not for this operation. */
   FORBIDDEN: 403,
   /** No such route. */
@@ -31,6 +33,8 @@ export const ERROR_STATUS = {
   PR_NOT_FOUND: 404,
   /** No such merge-queue test run. */
   TEST_RUN_NOT_FOUND: 404,
+  /** No outgoing webhook with that id in the organization. */
+  WEBHOOK_NOT_FOUND: 404,
   /** The method is not allowed on this route. */
   METHOD_NOT_ALLOWED: 405,
   /** The resource already exists. */

@@ -10,7 +10,7 @@ import type { Forge } from '../app/ports.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import { GitRepositoryForge } from '../forge/git-repository-forge.ts';
+import { createForge } from '../forge/router.ts';
 import { getOrCreateSecret } from '../store/secrets.ts';
 import { authHook } from './plugins/auth.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
@@ -24,6 +24,7 @@ import { registerListUnhealthy } from './routes/flaky-tests/list-unhealthy.ts';
 import { registerSettings } from './routes/flaky-tests/settings.ts';
 import { registerTestControls } from './routes/flaky-tests/test-controls.ts';
 import { registerGitForgeRoutes } from './routes/git/git-forge.ts';
+import { registerGitHubWebhook } from './routes/github/webhook.ts';
 import { registerCreateQueue } from './routes/merge-queue/create-queue.ts';
 import { registerDeleteQueue } from './routes/merge-queue/delete-queue.ts';
 import { registerGetQueue } from './routes/merge-queue/get-queue.ts';
@@ -41,6 +42,10 @@ import { registerCreateRepository } from './routes/repositories/create.ts';
 import { registerGetRepository } from './routes/repositories/get.ts';
 import { registerListRepositories } from './routes/repositories/list.ts';
 import { registerUpload } from './routes/test-results/upload.ts';
+import { registerCreateWebhook } from './routes/webhooks/create.ts';
+import { registerDeleteWebhook } from './routes/webhooks/delete.ts';
+import { registerWebhookDeliveries } from './routes/webhooks/deliveries.ts';
+import { registerListWebhooks } from './routes/webhooks/list.ts';
 import type { Api, RouteDeps } from './types.ts';
 
 export interface BuildOptions {
@@ -51,6 +56,8 @@ export interface BuildOptions {
   readonly now?: () => number;
   /** The forge the merge queue acts through; defaults to the plain-git forge under config.gitRoot. */
   readonly forge?: Forge;
+  /** Called when a new GitHub webhook delivery was stored (wakes the processor). */
+  readonly onGitHubDelivery?: () => void;
   /** Include process-level metrics (CPU, memory, event loop) in /metrics; on for real servers. */
   readonly processMetrics?: boolean;
 }
@@ -79,6 +86,10 @@ const V1_ROUTES: ReadonlyArray<(app: Api, deps: RouteDeps) => void> = [
   registerSetImpactedTargets,
   registerQueueReads,
   registerGitForgeRoutes,
+  registerCreateWebhook,
+  registerListWebhooks,
+  registerDeleteWebhook,
+  registerWebhookDeliveries,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -132,7 +143,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     database,
     pageTokens: new PageTokens(await secret('page_tokens')),
     urlSigner: new UrlSigner(await secret('signed_urls')),
-    forge: options.forge ?? new GitRepositoryForge({ root: config.gitRoot, db: database.db, now }),
+    forge: options.forge ?? createForge(config, { db: database.db, now }),
     isAccepting: () => accepting,
   };
 
@@ -166,6 +177,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
   await app.register(async (raw) => registerRawRoutes(raw as unknown as Api, deps), { prefix: '/v1' });
+  const onDelivery = options.onGitHubDelivery ?? (() => {});
+  await app.register(async (hooks) => registerGitHubWebhook(hooks as unknown as Api, deps, onDelivery));
   await app.ready();
   return app;
 }

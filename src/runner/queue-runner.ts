@@ -3,7 +3,9 @@ import type { AppContext } from '../app/context.ts';
 import type { Forge, ForgeRepo } from '../app/ports.ts';
 import { applyEvent, discoveredEvent, loadState } from '../app/queue/apply.ts';
 import { deliverStatuses } from '../app/queue/git-api.ts';
+import { flakeProtectionNote } from '../app/queue/prs.ts';
 import type { QueueAction, QueueEvent, QueueState } from '../domain/queue/index.ts';
+import { deleteTestPr, findTestPr, saveTestPr } from '../store/github.ts';
 import {
   acquireLease,
   findQueueById,
@@ -175,19 +177,72 @@ export class QueueRunner {
           return;
         }
         await this.#apply(queueId, { type: 'test_branch_built', runId: action.runId, sha: built.sha });
+        if (action.createDraftPr) await this.#openDraft(queueId, repo, action);
         await deliverStatuses(this.#ctx, this.#forge, repo, built.sha);
         return;
       }
-      case 'delete_test_branch':
+      case 'delete_test_branch': {
+        const draft = await findTestPr(this.#ctx.db, repo.id, action.testBranch);
+        if (draft !== undefined) {
+          await this.#forge.closePullRequest?.(repo, draft.pr_number);
+          await deleteTestPr(this.#ctx.db, repo.id, action.testBranch);
+        }
         await this.#forge.deleteBranch(repo, action.testBranch);
         return;
+      }
       case 'merge_pr':
         await this.#merge(queueId, repo, action);
         return;
       case 'report_pr_state':
-        await this.#forge.reportPrState(repo, action);
+        await this.#report(queueId, repo, action);
         return;
     }
+  }
+
+  /** The PR's status check and comment, as the queue's settings ask; says why when flake protection let it through. */
+  async #report(
+    queueId: string,
+    repo: ForgeRepo,
+    action: Extract<QueueAction, { type: 'report_pr_state' }>,
+  ): Promise<void> {
+    const row = await findQueueById(this.#ctx.db, queueId);
+    const settings = row === undefined ? undefined : loadState(row).state.settings;
+    const details = await flakeProtectionNote(this.#ctx, queueId, action.prNumber);
+    await this.#forge.reportPrState(repo, {
+      prNumber: action.prNumber,
+      headSha: action.headSha,
+      state: action.state,
+      reason: action.reason,
+      comments: settings?.commentsEnabled ?? true,
+      statusCheck: settings?.statusCheckEnabled ?? true,
+      ...(details !== undefined ? { details } : {}),
+    });
+  }
+
+  /** createPrsForTestingBranches: a draft PR for the test branch, so CI that runs on PRs tests it; closed with the branch. */
+  async #openDraft(
+    queueId: string,
+    repo: ForgeRepo,
+    action: Extract<QueueAction, { type: 'create_test_run' }>,
+  ): Promise<void> {
+    if (this.#forge.createDraftPullRequest === undefined) return;
+    if ((await findTestPr(this.#ctx.db, repo.id, action.testBranch)) !== undefined) return;
+    const row = await findQueueById(this.#ctx.db, queueId);
+    const base = row === undefined ? undefined : loadState(row).state.branch;
+    if (base === undefined) return;
+    const prs = action.testedPrs.map((n) => `#${n}`).join(', ');
+    const number = await this.#forge.createDraftPullRequest(repo, {
+      testBranch: action.testBranch,
+      base,
+      title: `Mainline test run for ${prs}`,
+      body: `Merge-queue test branch \`${action.testBranch}\`: ${base} with ${prs} merged in. Opened by Mainline so CI runs on it; closed when the run ends. Do not merge.`,
+    });
+    await saveTestPr(this.#ctx.db, {
+      repo_id: repo.id,
+      test_branch: action.testBranch,
+      pr_number: number,
+      created_at: this.#ctx.now(),
+    });
   }
 
   async #merge(

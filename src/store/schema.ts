@@ -276,7 +276,69 @@ export interface QueueArchiveTable {
   archived_at: number;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  org_id: string;
+  /** Absolute http(s) URL the events are POSTed to. */
+  url: string;
+  /** `whsec_…`: the HMAC-SHA256 key of the x-mainline-signature-256 header. */
+  secret: string;
+  /** JSON array of the event types the endpoint receives. */
+  event_types: string;
+  description: string | null;
+  created_at: number;
+  /** Set while the endpoint is disabled: nothing is enqueued or sent to it. */
+  disabled_at: number | null;
+}
+
+export interface WebhookDeliveriesTable {
+  /** The x-mainline-delivery header: receivers de-duplicate on it. */
+  id: string;
+  endpoint_id: string;
+  org_id: string;
+  /** The body's `id`: one event delivered to several endpoints has one event id. */
+  event_id: string;
+  event_type: string;
+  /** JSON of the event's `data`. */
+  payload: string;
+  created_at: number;
+  /** When the dispatcher sends (or, while claimed, may reclaim) it. */
+  next_attempt_at: number;
+  attempts: Generated<number>;
+  /** HTTP status of the last attempt; null when it got no response. */
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  /** Set when the dispatcher gave up. */
+  failed_at: number | null;
+}
+
+/** A GitHub webhook delivery, stored before it is acknowledged and processed afterwards. */
+export interface GitHubDeliveriesTable {
+  id: string;
+  event: string;
+  action: string | null;
+  payload: string;
+  received_at: number;
+  processed_at: number | null;
+  attempts: Generated<number>;
+  /** What processing did (or the last error), for operators. */
+  outcome: string | null;
+}
+
+/** A draft pull request opened on GitHub for a test branch. */
+export interface GitHubTestPrsTable {
+  repo_id: string;
+  test_branch: string;
+  pr_number: number;
+  created_at: number;
+}
+
 export interface Tables {
+  github_deliveries: GitHubDeliveriesTable;
+  github_test_prs: GitHubTestPrsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   queue_archive: QueueArchiveTable;
   run_uploads: RunUploadsTable;
   run_judgements: RunJudgementsTable;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Forge } from '../../src/app/ports.ts';
 import { createToken } from '../../src/app/tokens.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
@@ -26,11 +27,16 @@ export interface TestApp {
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
-  options: { now?: () => number } = {},
+  options: { now?: () => number; forge?: (config: Config, db: TestDatabase) => Forge } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', MAINLINE_RATE_LIMIT: '0', ...db.env, ...env });
-  const app = await buildApp({ config, database: db.database, ...(options.now ? { now: options.now } : {}) });
+  const app = await buildApp({
+    config,
+    database: db.database,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.forge ? { forge: options.forge(config, db) } : {}),
+  });
   return {
     app,
     db,

@@ -75,7 +75,51 @@ describe('loadConfig', () => {
     [{ MAINLINE_BOOTSTRAP_ORG: 'acme', MAINLINE_BOOTSTRAP_TOKEN: 'short' }, 'at least 16 characters'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
     [{ MAINLINE_PUBLIC_URL: 'mainline.local' }, 'MAINLINE_PUBLIC_URL must be an http:// or https:// URL'],
+    [{ MAINLINE_GITHUB_WEBHOOK_SECRET: 's' }, 'GitHub settings need credentials'],
+    [{ MAINLINE_GITHUB_APP_ID: '12' }, 'needs both MAINLINE_GITHUB_APP_ID and MAINLINE_GITHUB_PRIVATE_KEY'],
+    [
+      { MAINLINE_GITHUB_APP_ID: 'x', MAINLINE_GITHUB_PRIVATE_KEY: 'k' },
+      'MAINLINE_GITHUB_APP_ID must be a number',
+    ],
+    [{ MAINLINE_GITHUB_APP_ID: '1', MAINLINE_GITHUB_PRIVATE_KEY: 'nope' }, "the App's PEM private key"],
+    [
+      { MAINLINE_GITHUB_APP_ID: '1', MAINLINE_GITHUB_PRIVATE_KEY_FILE: '/nonexistent/key.pem' },
+      'cannot be read',
+    ],
+    [
+      { MAINLINE_GITHUB_TOKEN: 't', MAINLINE_GITHUB_API_URL: 'ftp://x' },
+      'MAINLINE_GITHUB_API_URL must be an http(s) URL',
+    ],
   ])('refuses %o with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads GitHub settings: a token for github.com, or an App on GitHub Enterprise Server', () => {
+    expect(loadConfig({}).github).toBeUndefined();
+    expect(
+      loadConfig({ MAINLINE_GITHUB_TOKEN: 'ghp_x', MAINLINE_GITHUB_WEBHOOK_SECRET: 'sh' }).github,
+    ).toEqual({
+      apiUrl: 'https://api.github.com',
+      host: 'github.com',
+      auth: { kind: 'token', token: 'ghp_x' },
+      webhookSecret: 'sh',
+    });
+    const key = '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----';
+    expect(
+      loadConfig({
+        MAINLINE_GITHUB_APP_ID: '42',
+        MAINLINE_GITHUB_PRIVATE_KEY: key,
+        MAINLINE_GITHUB_API_URL: 'https://ghe.acme.internal/api/v3/',
+      }).github,
+    ).toEqual({
+      apiUrl: 'https://ghe.acme.internal/api/v3',
+      host: 'ghe.acme.internal',
+      auth: {
+        kind: 'app',
+        appId: 42,
+        privateKey: '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----',
+      },
+      webhookSecret: undefined,
+    });
   });
 });

@@ -9,10 +9,11 @@ import {
 import { judgementsSince } from '../../store/flake.ts';
 import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
 import { archivedPr, archivedRun } from '../../store/queue-archive.ts';
+import { findQueueById } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
-import { applyEvent, discoveredEvent } from './apply.ts';
+import { applyEvent, discoveredEvent, loadState } from './apply.ts';
 import { judgementRecord } from './flake-judge.ts';
 import { findQueueOf } from './queues.ts';
 import { enqueuedPrRecord } from './records.ts';
@@ -103,6 +104,30 @@ async function latestJudgement(ctx: AppContext, queueId: string, state: QueueSta
     if (run?.tested.includes(e.number)) return judged;
   }
   return undefined;
+}
+
+/**
+ * Why a PR passed although tests failed in its run, in words for its comment, when flake protection
+ * decided so (failures only in quarantined tests, or a flaky test's retry passed); undefined otherwise.
+ */
+export async function flakeProtectionNote(
+  ctx: AppContext,
+  queueId: string,
+  prNumber: number,
+): Promise<string | undefined> {
+  const row = await findQueueById(ctx.db, queueId);
+  if (row === undefined) return undefined;
+  const state = loadState(row).state;
+  const entry = getPrRecord(state, prNumber) ?? (await archivedPr(ctx.db, queueId, prNumber));
+  if (entry === undefined) return undefined;
+  const judged = await latestJudgement(ctx, queueId, state, entry);
+  if (judged === undefined) return undefined;
+  const record = judgementRecord(judged);
+  if (record.decision !== 'ignored_quarantined' && record.decision !== 'retried_flaky') return undefined;
+  const tests = record.tests
+    .map((t) => `- \`${t.name}\` (${t.quarantined ? 'quarantined' : t.status.toLowerCase()})`)
+    .join('\n');
+  return `**Flake protection:** ${record.reason}${tests === '' ? '' : `\n\n${tests}`}`;
 }
 
 /** The PR's latest submission: in the live queue, else in the queue's archive of finished ones. */

@@ -1,3 +1,4 @@
+import type { PrStateReport } from '../../app/ports.ts';
 import type { PrState } from '../../domain/queue/index.ts';
 import { type GhComment, isTransient, messageOf, statusOf } from './api.ts';
 import type { GitHubApi, GitHubClient } from './client.ts';
@@ -14,20 +15,8 @@ export interface TalkBack {
   statusCheck: boolean;
 }
 
-export interface ReportInput {
-  prNumber: number;
-  headSha: string;
-  state: PrState;
-  reason: string;
-  /** Upsert the PR's status comment (default: the forge's talkBack.comments). */
-  comments?: boolean;
-  /** Set the `mainline/merge-queue` commit status on headSha (default: the forge's talkBack.statusCheck). */
-  statusCheck?: boolean;
-  /** More text for the comment, e.g. why a PR merged despite a failed test (flake protection). */
-  details?: string;
-  /** Where the status links to (the PR's page in Mainline, say). */
-  targetUrl?: string;
-}
+/** What to report: the port's PrStateReport (comments/statusCheck default to the forge's talkBack). */
+export type ReportInput = PrStateReport;
 
 const LABELS: Record<PrState, string> = {
   not_ready: 'Waiting to be ready',

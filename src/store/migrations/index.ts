@@ -4,6 +4,8 @@ import * as m0002 from './0002_test_health.ts';
 import * as m0003 from './0003_merge_queue.ts';
 import * as m0004 from './0004_flake_protection.ts';
 import * as m0005 from './0005_queue_archive.ts';
+import * as m0006 from './0006_outgoing_webhooks.ts';
+import * as m0007 from './0007_github.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -15,4 +17,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0003_merge_queue': m0003,
   '0004_flake_protection': m0004,
   '0005_queue_archive': m0005,
+  '0006_outgoing_webhooks': m0006,
+  '0007_github': m0007,
 };

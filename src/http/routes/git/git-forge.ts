@@ -5,7 +5,7 @@ import {
   registerPullRequest,
   reportStatus,
 } from '../../../app/queue/git-api.ts';
-import { GitRepositoryForge } from '../../../forge/git-repository-forge.ts';
+import { gitForgeOf } from '../../../forge/router.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors, RepoRef } from '../../schemas/common.ts';
 import type { Api, RouteDeps } from '../../types.ts';
@@ -18,8 +18,10 @@ const PrNumber = Type.Integer({ minimum: 1, maximum: 4294967295 });
  * API, a repository on plain git registers its pull requests and its CI reports statuses here.
  * Registered only when the server runs the git forge.
  */
-export function registerGitForgeRoutes(app: Api, { ctx, forge }: RouteDeps): void {
-  if (!(forge instanceof GitRepositoryForge)) return;
+export function registerGitForgeRoutes(app: Api, deps: RouteDeps): void {
+  const { ctx } = deps;
+  const forge = gitForgeOf(deps.forge);
+  if (forge === undefined) return;
   app.post(
     '/git/createRepository',
     {

@@ -1,0 +1,215 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { COMMENT_MARKER, STATUS_CONTEXT } from '../../src/forge/github/index.ts';
+import { GH_REPO, GitHubScenario, SECRET } from '../support/github-scenario.ts';
+import { signWebhook } from '../support/github-sim/index.ts';
+import { junitXml, upload } from '../support/upload.ts';
+
+const { owner, name } = GH_REPO;
+
+describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', () => {
+  let s: GitHubScenario | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it.each(['token', 'app'] as const)(
+    '/mainline merge → queued → test branch → check run → merged on GitHub, with the comment and status kept current (%s auth)',
+    async (auth) => {
+      s = await GitHubScenario.create({ directMergeMode: 'off' }, { auth });
+      const n = s.sim.openPullRequest(owner, name, {
+        head: 'feature',
+        title: 'Add feature',
+        author: 'octocat',
+        files: { 'feature.txt': 'new\n' },
+      });
+      const number = await n;
+      const head = (await s.sim.pullRequest(owner, name, number)).head.sha;
+      await s.sim.comment(owner, name, number, 'Looks good.\n/mainline merge', 'octocat');
+      await s.deliver();
+      expect((await s.pr(number)).state).not.toBe('not_found');
+      await s.settle();
+
+      const runs = await s.runsInProgress();
+      expect(runs).toHaveLength(1);
+      const run = runs[0]!;
+      expect(await s.sim.head(owner, name, run.branch)).toBe(run.sha);
+      expect(await s.sim.fileAt(owner, name, run.sha, 'feature.txt')).toBe('new\n');
+      // createPrsForTestingBranches (on by default): a draft PR for the test branch.
+      const drafts = s.sim.requestsTo('POST', `/repos/${owner}/${name}/pulls`);
+      expect(drafts).toHaveLength(1);
+      expect((await s.pr(number)).state).toBe('testing');
+      const testing = s.sim.comments(owner, name, number).filter((c) => c.body.includes(COMMENT_MARKER));
+      expect(testing).toHaveLength(1);
+      expect(testing[0]!.body).toMatch(/Testing/);
+      expect(s.sim.statuses(owner, name, head).find((x) => x.context === STATUS_CONTEXT)?.state).toBe(
+        'pending',
+      );
+
+      await s.sim.completeCheck(owner, name, run.sha, { name: 'ci', conclusion: 'success' });
+      await s.settle();
+
+      const merged = await s.sim.pullRequest(owner, name, number);
+      expect(merged.merged).toBe(true);
+      expect(await s.sim.fileAt(owner, name, 'main', 'feature.txt')).toBe('new\n');
+      expect((await s.pr(number)).state).toBe('merged');
+      const comments = s.sim.comments(owner, name, number).filter((c) => c.body.includes(COMMENT_MARKER));
+      expect(comments).toHaveLength(1);
+      expect(comments[0]!.body).toMatch(/Merged/);
+      expect(
+        s.sim
+          .statuses(owner, name, head)
+          .filter((x) => x.context === STATUS_CONTEXT)
+          .at(-1)?.state,
+      ).toBe('success');
+      // The test branch and its draft PR are gone once the run ended.
+      expect(await s.sim.head(owner, name, run.branch)).toBeNull();
+      const draftNumber = drafts[0]!.status === 201 ? number + 1 : -1;
+      expect((await s.sim.pullRequest(owner, name, draftNumber)).state).toBe('closed');
+    },
+  );
+
+  it('a badly signed or unsigned delivery is refused and changes nothing; a replayed delivery is ignored', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off' });
+    const number = await s.sim.openPullRequest(owner, name, {
+      head: 'feature',
+      title: 'Add feature',
+      files: { 'feature.txt': 'new\n' },
+    });
+    await s.deliver();
+    const before = await s.deliveriesStored();
+    const payload = {
+      action: 'created',
+      repository: { name, owner: { login: owner }, full_name: `${owner}/${name}` },
+      issue: { number, pull_request: { url: 'x' } },
+      comment: { id: 1, body: '/mainline merge', user: { login: 'mallory' } },
+    };
+    const body = JSON.stringify(payload);
+    const forged = await s.sim.sendRaw('issue_comment', body, {
+      signature: signWebhook('wrong-secret', body),
+    });
+    expect(forged.status).toBe(401);
+    const unsigned = await s.sim.sendRaw('issue_comment', body, { signature: '' });
+    expect(unsigned.status).toBe(401);
+    expect(await s.deliveriesStored()).toBe(before);
+    await s.settle();
+    expect((await s.pr(number)).error?.code).toBe('PR_NOT_FOUND');
+
+    // A genuine command, then GitHub redelivers it: stored once, processed once.
+    await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
+    const original = s.sim.deliveries.filter((d) => d.event === 'issue_comment').at(-1)!;
+    expect(original.status).toBe(202);
+    await s.settle();
+    expect((await s.pr(number)).state).toBe('testing');
+    const stored = await s.deliveriesStored();
+    const again = await s.sim.redeliver(original.id);
+    expect(again.status).toBe(202);
+    expect(await s.deliveriesStored()).toBe(stored);
+    const row = await s.t.db.database.db
+      .selectFrom('github_deliveries')
+      .selectAll()
+      .where('id', '=', original.id)
+      .executeTakeFirstOrThrow();
+    expect(row.attempts).toBe(1);
+    expect(row.outcome).toMatch(/mainline merge on #/);
+    // The signature check uses the configured secret, so a correctly signed body is accepted.
+    expect(signWebhook(SECRET, body)).toMatch(/^sha256=[0-9a-f]{64}$/);
+  });
+
+  it('new commits on a queued PR restart its tests; closing it or /mainline cancel takes it out', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off' });
+    const one = await s.sim.openPullRequest(owner, name, {
+      head: 'one',
+      title: 'One',
+      files: { '1.txt': '1\n' },
+    });
+    const two = await s.sim.openPullRequest(owner, name, {
+      head: 'two',
+      title: 'Two',
+      files: { '2.txt': '2\n' },
+    });
+    const three = await s.sim.openPullRequest(owner, name, {
+      head: 'three',
+      title: 'Three',
+      files: { '3.txt': '3\n' },
+    });
+    for (const n of [one, two, three]) await s.sim.comment(owner, name, n, '/mainline merge', 'octocat');
+    await s.settle();
+    expect((await s.pr(one)).state).toBe('testing');
+
+    const newHead = await s.sim.pushToPullRequest(owner, name, one, { '1.txt': 'one\n' });
+    await s.settle();
+    const record = await s.pr(one);
+    expect(record.headSha ?? record.pr?.sha ?? JSON.stringify(record)).toContain(newHead);
+
+    await s.sim.closePullRequest(owner, name, two);
+    await s.sim.comment(owner, name, three, '/mainline cancel', 'octocat');
+    await s.settle();
+    expect((await s.pr(two)).state).toBe('cancelled');
+    expect((await s.pr(three)).state).toBe('cancelled');
+  });
+
+  it('commands are ignored when the queue turns them off', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off', commandsEnabled: false });
+    const number = await s.sim.openPullRequest(owner, name, {
+      head: 'f',
+      title: 'F',
+      files: { 'f.txt': 'f\n' },
+    });
+    await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
+    await s.settle();
+    expect((await s.pr(number)).error?.code).toBe('PR_NOT_FOUND');
+  });
+});
+
+describe('flake protection on GitHub', () => {
+  let s: GitHubScenario | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it('a PR whose run failed only on a quarantined test merges, and its comment says which test and why', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off', flakeProtection: 'ignore_quarantined' });
+    const t = s.t;
+    // test_flaky failed then passed on one commit of main: FLAKY, auto-quarantined.
+    for (const fail of ['timeout', false] as const) {
+      const res = await upload(
+        t,
+        s.token,
+        [{ name: 'r.xml', content: junitXml([{ name: 'test_flaky', fail }, { name: 'test_ok' }]) }],
+        { sha: 'f1a4e00', repo: GH_REPO },
+      );
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    const number = await s.sim.openPullRequest(owner, name, {
+      head: 'f',
+      title: 'F',
+      files: { 'f.txt': 'f\n' },
+    });
+    await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
+    await s.settle();
+    const run = (await s.runsInProgress())[0]!;
+    const ci = await upload(
+      t,
+      s.token,
+      [
+        {
+          name: 'ci.xml',
+          content: junitXml([{ name: 'test_flaky', fail: 'AssertionError' }, { name: 'test_ok' }]),
+        },
+      ],
+      { sha: run.sha, branch: 'ci-checkout', repo: GH_REPO },
+    );
+    expect(ci.statusCode, ci.body).toBe(200);
+    await s.sim.completeCheck(owner, name, run.sha, { name: 'ci', conclusion: 'failure' });
+    await s.settle();
+
+    expect((await s.sim.pullRequest(owner, name, number)).merged).toBe(true);
+    const comment = s.sim.comments(owner, name, number).find((c) => c.body.includes(COMMENT_MARKER));
+    expect(comment?.body).toMatch(/Merged/);
+    expect(comment?.body).toMatch(/Flake protection/);
+    expect(comment?.body).toMatch(/only quarantined tests failed/);
+    expect(comment?.body).toMatch(/`test_flaky` \(quarantined\)/);
+  });
+});
