@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, PostgresAdapter, type Transaction } from 'kysely';
 import type { Tables } from './schema.ts';
 
 /** Anything queries can run on: the database itself or an open transaction. */
@@ -12,4 +12,36 @@ export function chunked<T>(items: readonly T[], size = 500): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+const insertTexts = new Map<string, string>();
+
+/**
+ * Inserts many rows of one shape: the statement text for a chunk is built once and reused (the
+ * SQLite driver then reuses its prepared statement), which spares the query builder's per-value work
+ * on the ingest path (100k result rows per large upload). Rows must all have the same keys.
+ */
+export async function insertMany<T extends Record<string, unknown>>(
+  db: Queryable,
+  table: keyof Tables & string,
+  rows: readonly T[],
+  chunkRows = 1000,
+): Promise<void> {
+  const first = rows[0];
+  if (first === undefined) return;
+  const columns = Object.keys(first);
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  for (const part of chunked(rows, chunkRows)) {
+    const key = `${postgres ? 'pg' : 'sqlite'}|${table}|${columns.join(',')}|${part.length}`;
+    let text = insertTexts.get(key);
+    if (text === undefined) {
+      let n = 0;
+      const tuple = () => `(${columns.map(() => (postgres ? `$${++n}` : '?')).join(',')})`;
+      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(tuple).join(',')}`;
+      insertTexts.set(key, text);
+    }
+    const params: unknown[] = [];
+    for (const row of part) for (const c of columns) params.push(row[c] ?? null);
+    await db.executeQuery(CompiledQuery.raw(text, params));
+  }
 }

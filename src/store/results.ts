@@ -1,11 +1,29 @@
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, insertMany, type Queryable } from './db.ts';
 import type { TestResultsTable } from './schema.ts';
 
 export type NewResult = Insertable<TestResultsTable>;
 
 export async function insertResults(db: Queryable, rows: readonly NewResult[]): Promise<void> {
-  for (const part of chunked(rows, 1000)) await db.insertInto('test_results').values(part).execute();
+  await insertMany(db, 'test_results', rows);
+}
+
+/** Tests of the repository with a failed attempt on one of these commits (indexed: failures by commit). */
+export async function testsFailedOnCommits(
+  db: Queryable,
+  repoId: string,
+  commitShas: readonly string[],
+): Promise<Set<string>> {
+  if (commitShas.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('test_results')
+    .select('test_case_id')
+    .distinct()
+    .where('repo_id', '=', repoId)
+    .where('commit_sha', 'in', [...commitShas])
+    .where('outcome', '=', 'failed')
+    .execute();
+  return new Set(rows.map((r) => r.test_case_id));
 }
 
 /** An attempt as the health monitors read it. */
@@ -22,39 +40,70 @@ export interface AttemptRow {
 
 /**
  * The attempts of these tests that the monitors need: every attempt on the given commits (for
- * pass-on-retry, however old) and every attempt since `since` (for the windowed monitors).
+ * pass-on-retry, however old: found through the uploads of those commits) and every attempt since
+ * `since` (for the windowed monitors).
  */
 export async function loadAttempts(
   db: Queryable,
+  repoId: string,
   testIds: readonly string[],
-  scope: { commitShas: readonly string[]; since: number | undefined },
+  scope: {
+    commitShas: readonly string[];
+    since: number | undefined;
+    /** Uploads to read as well (the one being ingested, not stored in `uploads` yet). */
+    uploadIds?: readonly string[];
+  },
 ): Promise<AttemptRow[]> {
-  if (scope.commitShas.length === 0 && scope.since === undefined) return [];
-  const out: AttemptRow[] = [];
-  for (const part of chunked(testIds, 400)) {
-    const rows = await db
-      .selectFrom('test_results')
-      .select([
-        'test_case_id',
-        'at',
-        'branch',
-        'commit_sha',
-        'pr_number',
-        'outcome',
-        'upload_id',
-        'retry_index',
-      ])
-      .where('test_case_id', 'in', part)
-      .where((eb) => {
-        const ors = [];
-        if (scope.commitShas.length > 0) ors.push(eb('commit_sha', 'in', [...scope.commitShas]));
-        if (scope.since !== undefined) ors.push(eb('at', '>=', scope.since));
-        return eb.or(ors);
-      })
+  if (testIds.length === 0) return [];
+  const byId = new Map<number, AttemptRow>();
+  const columns = [
+    'id',
+    'test_case_id',
+    'at',
+    'branch',
+    'commit_sha',
+    'pr_number',
+    'outcome',
+    'upload_id',
+    'retry_index',
+  ] as const;
+  const keep = (rows: readonly (AttemptRow & { id: number })[]) => {
+    for (const { id, ...row } of rows) byId.set(Number(id), row);
+  };
+  if (scope.commitShas.length > 0) {
+    const uploads = await db
+      .selectFrom('uploads')
+      .select('id')
+      .where('repo_id', '=', repoId)
+      .where('commit_sha', 'in', [...scope.commitShas])
       .execute();
-    out.push(...rows);
+    const ids = [...new Set([...uploads.map((u) => u.id), ...(scope.uploadIds ?? [])])];
+    for (const ups of chunked(ids, 100)) {
+      for (const part of chunked(testIds, 400)) {
+        keep(
+          await db
+            .selectFrom('test_results')
+            .select(columns)
+            .where('upload_id', 'in', ups)
+            .where('test_case_id', 'in', part)
+            .execute(),
+        );
+      }
+    }
   }
-  return out;
+  if (scope.since !== undefined) {
+    for (const part of chunked(testIds, 400)) {
+      keep(
+        await db
+          .selectFrom('test_results')
+          .select(columns)
+          .where('test_case_id', 'in', part)
+          .where('at', '>=', scope.since)
+          .execute(),
+      );
+    }
+  }
+  return [...byId.entries()].sort((a, b) => a[0] - b[0]).map(([, row]) => row);
 }
 
 /** Distinct PRs with a failing attempt since `since`, per test. */

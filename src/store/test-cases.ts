@@ -4,34 +4,76 @@ import type { TestCasesTable } from './schema.ts';
 
 export type TestCaseRow = Selectable<TestCasesTable>;
 
+/** What ingestion needs of each test it touches (the rest is read only for the few it re-evaluates). */
+export const SEEN_COLUMNS = [
+  'id',
+  'repo_id',
+  'status',
+  'quarantined',
+  'has_active_monitor',
+  'manual_flag',
+  'last_seen_at',
+  'codeowners',
+] as const;
+export type SeenTestCase = Pick<TestCaseRow, (typeof SEEN_COLUMNS)[number]>;
+
+/** A test's last_seen_at is moved forward only when it is older than this (saves a row write per test per upload). */
+export const SEEN_PRECISION_MS = 3_600_000;
+
 /**
- * Inserts the test cases that do not exist yet and marks the existing ones seen: one upsert per
- * chunk, returning the stored rows. `setOwners` also replaces the owners of existing tests (the upload
- * carried a CODEOWNERS file). A row whose id belongs to another repository is left untouched and not
- * returned: the caller re-derives those ids.
+ * Stores an upload's tests and returns their rows: looks them up by primary key, inserts the new ones,
+ * marks known ones seen (when last seen over an hour ago) and, with `setOwners`, replaces owners that
+ * changed. A known test rewrites nothing in the usual case, so a repeated upload of the same suite costs
+ * lookups, not writes. An id that belongs to another repository is left untouched and not returned:
+ * the caller re-derives those ids.
  */
 export async function upsertTestCases(
   db: Queryable,
   rows: readonly TestCaseRow[],
   setOwners: boolean,
-): Promise<TestCaseRow[]> {
-  const out: TestCaseRow[] = [];
-  for (const part of chunked(rows, 400)) {
-    const stored = await db
+): Promise<SeenTestCase[]> {
+  const first = rows[0];
+  if (first === undefined) return [];
+  const { repo_id: repoId, last_seen_at: now } = first;
+  const existing = new Map<string, SeenTestCase>();
+  for (const part of chunked(rows.map((r) => r.id))) {
+    for (const r of await db.selectFrom('test_cases').select(SEEN_COLUMNS).where('id', 'in', part).execute())
+      existing.set(r.id, r);
+  }
+  const out: SeenTestCase[] = [];
+  const fresh = rows.filter((r) => !existing.has(r.id));
+  for (const part of chunked(fresh, 400)) {
+    const inserted = await db
       .insertInto('test_cases')
       .values(part)
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet((eb) => ({
-            last_seen_at: eb.ref('excluded.last_seen_at'),
-            ...(setOwners ? { codeowners: eb.ref('excluded.codeowners') } : {}),
-          }))
-          .whereRef('test_cases.repo_id', '=', 'excluded.repo_id'),
-      )
-      .returningAll()
+      .onConflict((oc) => oc.column('id').doNothing())
+      .returning(SEEN_COLUMNS)
       .execute();
-    out.push(...stored);
+    out.push(...inserted);
+  }
+  const wanted = new Map(rows.map((r) => [r.id, r]));
+  const stale: string[] = [];
+  const owners = new Map<string, string[]>();
+  for (const row of existing.values()) {
+    if (row.repo_id !== repoId) continue;
+    if (row.last_seen_at < now - SEEN_PRECISION_MS) {
+      stale.push(row.id);
+      row.last_seen_at = now;
+    }
+    const codeowners = wanted.get(row.id)?.codeowners;
+    if (setOwners && codeowners !== undefined && codeowners !== row.codeowners) {
+      owners.set(codeowners, [...(owners.get(codeowners) ?? []), row.id]);
+      row.codeowners = codeowners;
+    }
+    out.push(row);
+  }
+  for (const part of chunked(stale)) {
+    await db.updateTable('test_cases').set({ last_seen_at: now }).where('id', 'in', part).execute();
+  }
+  for (const [codeowners, ids] of owners) {
+    for (const part of chunked(ids)) {
+      await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
+    }
   }
   return out;
 }

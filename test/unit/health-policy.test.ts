@@ -5,6 +5,7 @@ import {
   historyWindowMs,
   matchesAnyBranch,
   matchesBranchPattern,
+  passesCanActivate,
   validatePolicy,
 } from '../../src/domain/health/index.ts';
 import { countMonitor, DAY, HOUR, policyWithout, rateMonitor } from './health-fixtures.ts';
@@ -168,5 +169,22 @@ describe('branch patterns', () => {
     expect(matchesAnyBranch(['main', 'release/*'], 'release/2')).toBe(true);
     expect(matchesAnyBranch(['main', 'release/*'], 'feature/x')).toBe(false);
     expect(matchesAnyBranch([], 'main')).toBe(false);
+  });
+});
+
+describe('passesCanActivate (which tests an upload must re-evaluate)', () => {
+  it('is false for the default policy and ordinary thresholds, true when a failure-rate monitor activates at 0', () => {
+    expect(passesCanActivate(defaultPolicy())).toBe(false);
+    const base = defaultPolicy();
+    expect(passesCanActivate({ ...base, failureRateMonitors: [rateMonitor()] })).toBe(false);
+    expect(
+      passesCanActivate({ ...base, failureRateMonitors: [rateMonitor({ activationThreshold: 0 })] }),
+    ).toBe(true);
+    expect(
+      passesCanActivate({
+        ...base,
+        failureRateMonitors: [rateMonitor({ activationThreshold: 0, enabled: false })],
+      }),
+    ).toBe(false);
   });
 });

@@ -132,16 +132,28 @@ export async function recomputeTests(
   repoId: string,
   testIds: readonly string[],
   settings: HealthSettings,
-  options: { now: number; commitShas: readonly string[]; by: string; rows?: readonly TestCaseRow[] },
+  options: {
+    now: number;
+    commitShas: readonly string[];
+    by: string;
+    rows?: readonly TestCaseRow[];
+    /** The upload being ingested (its attempts are on commitShas but its row is not stored yet). */
+    uploadId?: string;
+  },
 ): Promise<RecomputeOutcome> {
   const { now } = options;
   const rows = options.rows ?? (await findTestCases(db, repoId, testIds));
-  const attempts = await loadAttempts(db, testIds, {
+  const attempts = await loadAttempts(db, repoId, testIds, {
     commitShas: options.commitShas,
     since: windowedSince(settings.policy, now),
+    ...(options.uploadId !== undefined ? { uploadIds: [options.uploadId] } : {}),
   });
   const byTest = new Map<string, Attempt[]>();
-  for (const a of attempts) byTest.set(a.test_case_id, [...(byTest.get(a.test_case_id) ?? []), toAttempt(a)]);
+  for (const a of attempts) {
+    const list = byTest.get(a.test_case_id);
+    if (list === undefined) byTest.set(a.test_case_id, [toAttempt(a)]);
+    else list.push(toAttempt(a));
+  }
 
   const outcome: RecomputeOutcome = { statusChanged: [], quarantined: new Map() };
   const patches = new Map<string, Patch>();

@@ -1,18 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { type CodeownersRule, ownersFor, parseCodeowners } from '../../domain/codeowners/index.ts';
 import { failureFingerprint, summariseFailure } from '../../domain/failures/index.ts';
-import { NEW_TEST_REASON } from '../../domain/health/index.ts';
+import { NEW_TEST_REASON, passesCanActivate } from '../../domain/health/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { repoFullName, testCaseId, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
 import { bumpHealthVersion, findRepo } from '../../store/repos.ts';
-import { insertResults, lockRepositoryHealth, type NewResult } from '../../store/results.ts';
-import { type TestCaseRow, upsertTestCases } from '../../store/test-cases.ts';
+import {
+  insertResults,
+  lockRepositoryHealth,
+  type NewResult,
+  testsFailedOnCommits,
+} from '../../store/results.ts';
+import {
+  findTestCases,
+  type SeenTestCase,
+  type TestCaseRow,
+  upsertTestCases,
+} from '../../store/test-cases.ts';
 import { findUploadByKey, insertUpload } from '../../store/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { recomputeTests } from '../health/recompute.ts';
-import { loadHealthSettings } from '../health/settings.ts';
+import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
 import { runsForUpload } from '../queue/run-links.ts';
 import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
 import type { ParsedFile } from './parse-file.ts';
@@ -160,7 +170,7 @@ async function storeTestCases(
     now: number;
     rules: CodeownersRule[] | undefined;
   },
-): Promise<{ attempts: IdentifiedAttempt[]; rows: TestCaseRow[] }> {
+): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[] }> {
   const store = async (attempts: IdentifiedAttempt[]) => {
     const firstOfEach = new Map<string, IdentifiedAttempt>();
     for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
@@ -178,6 +188,34 @@ async function storeTestCases(
   const attempts = identified.map((x) => (mine.has(x.testId) ? x : { ...x, testId: local(x.testId) }));
   const second = await store(attempts.filter((x) => !mine.has(x.testId)));
   return { attempts, rows: [...first.rows, ...second.rows] };
+}
+
+/**
+ * The tests of an upload whose health can change: those that failed in it or failed on its commit
+ * before (pass-on-retry across jobs), and those with an active monitor or a flag. A healthy test that
+ * only passed keeps its status (passes never activate a monitor, unless a 0-threshold one exists), so
+ * the usual upload, mostly passes, re-evaluates a few tests instead of all of them.
+ */
+async function testsToEvaluate(
+  db: Queryable,
+  repoId: string,
+  rows: readonly SeenTestCase[],
+  attempts: readonly IdentifiedAttempt[],
+  commitSha: string,
+  settings: HealthSettings,
+): Promise<TestCaseRow[]> {
+  const full = (ids: string[]) => findTestCases(db, repoId, ids);
+  if (passesCanActivate(settings.policy)) return full(rows.map((r) => r.id));
+  const failed = await testsFailedOnCommits(db, repoId, [commitSha]);
+  for (const x of attempts) if (x.attempt.outcome === 'failed') failed.add(x.testId);
+  return full(
+    rows
+      .filter(
+        (r) =>
+          failed.has(r.id) || r.has_active_monitor === 1 || r.manual_flag !== null || r.status !== 'HEALTHY',
+      )
+      .map((r) => r.id),
+  );
 }
 
 async function previousUpload(
@@ -229,12 +267,16 @@ export async function ingestUpload(
       attempts.map((x) => resultRow(x, { repoId: repository.id, uploadId, meta: stored, quarantined })),
     );
     const settings = await loadHealthSettings(trx, repository.id);
-    const outcome = await recomputeTests(trx, repository.id, ids, settings, {
-      rows,
-      now,
-      commitShas: [meta.commit_sha],
-      by: `upload ${uploadId}`,
-    });
+    const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, meta.commit_sha, settings);
+    const outcome = await recomputeTests(
+      trx,
+      repository.id,
+      evaluate.map((r) => r.id),
+      settings,
+      { rows: evaluate, now, commitShas: [meta.commit_sha], by: `upload ${uploadId}`, uploadId },
+    );
+    for (const r of rows)
+      if (!outcome.quarantined.has(r.id)) outcome.quarantined.set(r.id, r.quarantined === 1);
     const result = buildResult({
       uploadId,
       repository,

@@ -20,6 +20,7 @@ export {
   HOUR_MS,
   historyWindowMs,
   PASS_ON_RETRY_ID,
+  passesCanActivate,
   RETRY_PAIRING_MS,
 } from './policy.ts';
 export type {

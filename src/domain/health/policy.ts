@@ -117,3 +117,13 @@ export function historyWindowMs(policy: DetectionPolicy): number {
   }
   return Math.max(...spans);
 }
+
+/**
+ * Whether a passing attempt can change the health of a test that is HEALTHY with no active monitor,
+ * no flag and no failure on the attempt's commit. Passes only lower failure rates and never add to
+ * failure counts, so it can only when a failure-rate monitor activates at a 0 threshold (any test
+ * with enough attempts). When false, an upload need not re-evaluate such tests.
+ */
+export function passesCanActivate(policy: DetectionPolicy): boolean {
+  return policy.failureRateMonitors.some((m) => m.enabled && m.activationThreshold <= 0);
+}

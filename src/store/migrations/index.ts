@@ -6,6 +6,8 @@ import * as m0004 from './0004_flake_protection.ts';
 import * as m0005 from './0005_queue_archive.ts';
 import * as m0006 from './0006_outgoing_webhooks.ts';
 import * as m0007 from './0007_github.ts';
+import * as m0008 from './0008_ingest_indexes.ts';
+import * as m0009 from './0009_dashboard.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -19,4 +21,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0005_queue_archive': m0005,
   '0006_outgoing_webhooks': m0006,
   '0007_github': m0007,
+  '0008_ingest_indexes': m0008,
+  '0009_dashboard': m0009,
 };
