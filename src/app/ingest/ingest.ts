@@ -260,7 +260,6 @@ export async function ingestUpload(
       identify(files, caller.orgSlug, repository, variant, now),
       { orgSlug: caller.orgSlug, repo: repository, variant, now, rules },
     );
-    const ids = rows.map((r) => r.id);
     const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertResults(
       trx,
