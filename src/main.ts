@@ -22,6 +22,7 @@ export interface Server {
 /** Composition root: config → database (migrated) → bootstrap token → HTTP app, listening. */
 export async function startServer(config: Config): Promise<Server> {
   const database = openDatabase(config);
+  let built: FastifyInstance | undefined;
   try {
     const report = await migrateToLatest(database);
     let wakeGitHub = () => {};
@@ -33,6 +34,7 @@ export async function startServer(config: Config): Promise<Server> {
       processMetrics: true,
       onGitHubDelivery: () => wakeGitHub(),
     });
+    built = app;
     app.log.info(
       { database: database.engine, location: database.location, applied: report.applied },
       'database ready',
@@ -79,6 +81,8 @@ export async function startServer(config: Config): Promise<Server> {
       close: () => shutdown(app, database, background, config.shutdownTimeoutSeconds),
     };
   } catch (error) {
+    // A failed listen (port in use) leaves an app with open resources: close it before the database.
+    await built?.close().catch(() => {});
     await database.close();
     throw error;
   }

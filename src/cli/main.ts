@@ -6,6 +6,7 @@ import { AppError } from '../domain/errors.ts';
 import { startServer } from '../main.ts';
 import { MigrationError, migrateToLatest } from '../store/migrate.ts';
 import { CliError } from './client.ts';
+import { demoCommand } from './demo-command.ts';
 import { formatTokenTable } from './format.ts';
 import { testCommand } from './test-command.ts';
 import { clientContext, upload } from './upload.ts';
@@ -25,6 +26,9 @@ Commands:
   test [upload options] -- <command…>
                                  run the command, upload its JUnit reports, and exit 0 when
                                  every failed test is quarantined
+  demo [--port <n>] [--exit]     start a server with a local git repository, run PRs (flaky, broken,
+                                 conflicting) through the merge queue with a built-in CI, and print
+                                 curl commands to explore the results (mainline demo --help)
   help                           show this text
 
 Upload options (flags win over what is detected from the CI's environment):
@@ -146,6 +150,8 @@ export async function main(argv: string[], out: Out = defaultOut): Promise<numbe
         return await upload(rest, clientContext(out));
       case 'test':
         return await testCommand(rest, clientContext(out));
+      case 'demo':
+        return await demoCommand(rest, out);
       case 'help':
       case '--help':
       case '-h':

@@ -1,0 +1,132 @@
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.ts';
+import { type Demo, DemoError, runDemo } from '../demo/demo.ts';
+import { formatSummary } from '../demo/summary.ts';
+import { CliError } from './client.ts';
+
+type Out = { log: (s: string) => void; err: (s: string) => void };
+
+export const DEMO_USAGE = `Usage: mainline demo [--port <n>] [--data-dir <dir>] [--exit] [--timeout <seconds>]
+
+Starts a server with a local git repository, opens five pull requests (clean, flaky, broken,
+conflicting), runs them through the merge queue with a built-in CI that uploads JUnit results,
+and prints what happened with curl commands to explore it. The server keeps running until Ctrl-C.
+
+  --port <n>          port on 127.0.0.1 (default 8080; 0 picks a free one)
+  --data-dir <dir>    an empty folder to keep the data in (default: a temporary folder, removed at the end)
+  --exit, --once      stop once the scenario is over: exit 0 if it ended as expected, 1 if not
+  --timeout <seconds> how long the scenario may take (default 90)
+  --log-level <level> the server's log level (default warn): fatal, error, warn, info, debug, trace, silent`;
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function wholeNumber(value: string | undefined, flag: string, fallback: number, min: number, max: number) {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new CliError(`${flag} must be a whole number from ${min} to ${max}, got "${value}"`, 2);
+  }
+  return Number(value);
+}
+
+function options(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string' },
+      'data-dir': { type: 'string' },
+      exit: { type: 'boolean' },
+      once: { type: 'boolean' },
+      timeout: { type: 'string' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const logLevel = LEVELS.find((l) => l === (values['log-level'] ?? 'warn'));
+  if (logLevel === undefined) throw new CliError(`--log-level must be one of ${LEVELS.join(', ')}`, 2);
+  return {
+    help: values.help === true,
+    port: wholeNumber(values.port, '--port', 8080, 0, 65535),
+    dataDir: values['data-dir'],
+    exit: values.exit === true || values.once === true,
+    timeoutSeconds: wholeNumber(values.timeout, '--timeout', 90, 1, 3600),
+    logLevel: logLevel satisfies Config['logLevel'],
+  };
+}
+
+/** `mainline demo`: runs the demo scenario, prints its summary, then serves until a signal (or exits with --exit). */
+export async function demoCommand(args: string[], out: Out): Promise<number> {
+  const o = options(args);
+  if (o.help) {
+    out.log(DEMO_USAGE);
+    return 0;
+  }
+  const controller = new AbortController();
+  let demo: Demo | undefined;
+  let stopping = false;
+  let stopped: (code: number) => void = () => undefined;
+  const whenStopped = new Promise<number>((resolve) => {
+    stopped = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      out.err(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    out.err(`${signal}: stopping the demo`);
+    if (demo === undefined) {
+      controller.abort();
+      return;
+    }
+    demo.close().then(
+      () => stopped(0),
+      (error: unknown) => {
+        out.err(`mainline: stopping the demo failed: ${String(error)}`);
+        stopped(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    try {
+      demo = await runDemo({
+        port: o.port,
+        ...(o.dataDir !== undefined ? { dataDir: o.dataDir } : {}),
+        timeoutSeconds: o.timeoutSeconds,
+        logLevel: o.logLevel,
+        log: out.log,
+        signal: controller.signal,
+      });
+    } catch (error) {
+      if (controller.signal.aborted) return 130;
+      if (error instanceof DemoError) throw new CliError(error.message);
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new CliError(
+          `port ${o.port} on 127.0.0.1 is in use; pass --port <n>, or --port 0 for any free port`,
+        );
+      }
+      throw error;
+    }
+    for (const line of formatSummary(demo, { commands: !o.exit })) out.log(line);
+    if (stopping) return await whenStopped;
+    if (o.exit) {
+      await demo.close();
+      return demo.summary.ok ? 0 : 1;
+    }
+    out.log('');
+    out.log(
+      `The server keeps running at ${demo.url}, and the local CI keeps testing merge-queue branches: ` +
+        'open and submit more PRs (README.md, "The merge queue").',
+    );
+    out.log(
+      demo.temporary
+        ? `Press Ctrl-C to stop; ${demo.dataDir} is removed then (use --data-dir to keep the data).`
+        : `Press Ctrl-C to stop; the data stays in ${demo.dataDir}.`,
+    );
+    return await whenStopped;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
