@@ -149,6 +149,44 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
     expect((await s.pr(three)).state).toBe('cancelled');
   });
 
+  it('rate limits and transient GitHub failures delay actions but never lose or repeat them', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off' });
+    const number = await s.sim.openPullRequest(owner, name, {
+      head: 'f',
+      title: 'F',
+      files: { 'f.txt': 'f\n' },
+    });
+    // The first comment post fails (5xx), the first test-branch merge hits a secondary rate limit.
+    s.sim.faults.fail('POST', `/repos/${owner}/${name}/issues/*/comments`, 502);
+    s.sim.faults.inject({
+      method: 'POST',
+      path: `/repos/${owner}/${name}/merges`,
+      response: { kind: 'secondary-rate-limit', retryAfterSeconds: 1 },
+    });
+    await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
+    await s.settle();
+    await s.settle();
+    const run = (await s.runsInProgress())[0]!;
+    await s.sim.completeCheck(owner, name, run.sha, { name: 'ci', conclusion: 'success' });
+    // The PR merge: primary rate limit once, then a 500 once.
+    s.sim.faults.inject({
+      method: 'PUT',
+      path: `/repos/${owner}/${name}/pulls/*/merge`,
+      response: { kind: 'primary-rate-limit', resetInSeconds: 1 },
+    });
+    s.sim.faults.fail('PUT', `/repos/${owner}/${name}/pulls/*/merge`, 500);
+    await s.settle();
+    await s.settle();
+    expect((await s.sim.pullRequest(owner, name, number)).merged).toBe(true);
+    expect((await s.pr(number)).state).toBe('merged');
+    const merges = s.sim.requestsTo('PUT', `/repos/${owner}/${name}/pulls/${number}/merge`);
+    expect(merges.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(await s.sim.log(owner, name, 'main')).toHaveLength(2);
+    const marked = s.sim.comments(owner, name, number).filter((c) => c.body.includes(COMMENT_MARKER));
+    expect(marked).toHaveLength(1);
+    expect(s.sim.faults.pending).toBe(0);
+  });
+
   it('commands are ignored when the queue turns them off', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off', commandsEnabled: false });
     const number = await s.sim.openPullRequest(owner, name, {
