@@ -68,6 +68,11 @@ export interface Forge {
     repo: ForgeRepo,
     input: { testBranch: string; base: string; title: string; body: string },
   ): Promise<number>;
+  /**
+   * How often the runner compares a queue with the forge (target head, PR heads). Absent: every few
+   * seconds (plain git tells nothing). A forge with webhooks polls rarely, as a safety net for lost ones.
+   */
+  pollIntervalMs?(repo: ForgeRepo): number | undefined;
   /** Closes a pull request (a test branch's draft); absent where the forge has none. */
   closePullRequest?(repo: ForgeRepo, number: number): Promise<void>;
 }

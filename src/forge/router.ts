@@ -30,6 +30,9 @@ export class RoutingForge implements Forge {
     return repo.host.toLowerCase() === this.#githubHost ? this.github : this.git;
   }
 
+  pollIntervalMs(repo: ForgeRepo): number | undefined {
+    return this.forgeOf(repo).pollIntervalMs?.(repo);
+  }
   head(repo: ForgeRepo, branch: string): Promise<string | null> {
     return this.forgeOf(repo).head(repo, branch);
   }
@@ -86,6 +89,9 @@ export function createForge(
   const gh = config.github;
   if (gh === undefined) return git;
   const github = new GitHubForge({
+    // Webhooks bring changes; polling (2 API calls per queued PR) is only a safety net, kept rare so a
+    // busy queue stays far below GitHub's rate limits. Without a webhook secret, poll more often.
+    pollIntervalMs: gh.webhookSecret === undefined ? 30_000 : 120_000,
     client: {
       baseUrl: gh.apiUrl,
       auth: gh.auth,

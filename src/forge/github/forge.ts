@@ -10,6 +10,8 @@ export interface GitHubForgeOptions {
   client: GitHubClient | GitHubClientOptions;
   /** Comments and status checks when reportPrState's input does not say (default: both on, as new queues). */
   talkBack?: TalkBack;
+  /** How often the queue runner compares a queue with GitHub (default 2 minutes: webhooks bring changes). */
+  pollIntervalMs?: number;
 }
 
 type Params = { owner: string; repo: string };
@@ -28,10 +30,16 @@ const METHODS: Record<MergeMethod, 'merge' | 'squash' | 'rebase'> = {
 export class GitHubForge implements Forge {
   readonly client: GitHubClient;
   readonly #talkBack: TalkBack;
+  readonly #pollIntervalMs: number;
 
   constructor(options: GitHubForgeOptions) {
     this.client = options.client instanceof GitHubClient ? options.client : new GitHubClient(options.client);
     this.#talkBack = options.talkBack ?? { comments: true, statusCheck: true };
+    this.#pollIntervalMs = options.pollIntervalMs ?? 120_000;
+  }
+
+  pollIntervalMs(): number {
+    return this.#pollIntervalMs;
   }
 
   async head(repo: ForgeRepo, branch: string): Promise<string | null> {
