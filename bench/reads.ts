@@ -1,6 +1,7 @@
 // Read latency at scale: the flaky-tests endpoints of the real server on a seeded database, against
 // a bare Fastify endpoint measured in the same run.
 import { type Engine, log, type Params } from './common.ts';
+import { measureDashboard } from './dashboard.ts';
 import { type LoadResult, measure, post, type Scenario } from './load.ts';
 import { clearSnapshots, ensureSeeded, type Seeded } from './seed.ts';
 import { startBaseline, startMainline } from './server.ts';
@@ -105,6 +106,7 @@ async function engineReads(engine: Engine, params: Params): Promise<EngineReads>
       log(`reads ${engine}: ${s.name}`);
       results.push(await measure(server.url, s, params));
     }
+    results.push(...(await measureDashboard(server.url, main, params)));
     const snapshotRows = await clearSnapshots(seeded);
     return { engine, seeded, results, snapshotRows, laterPage: later.index, totalUnhealthy: later.total };
   } finally {

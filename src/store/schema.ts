@@ -334,7 +334,25 @@ export interface GitHubTestPrsTable {
   created_at: number;
 }
 
+/** Per-repository daily figures of the dashboard's overview (filled on demand, see docs/dashboard.md). */
+export interface DashboardRepoDaysTable {
+  repo_id: string;
+  /** Start of the UTC day, epoch ms. */
+  day: number;
+  /** FLAKY / BROKEN / quarantined tests at the end of the day (or when computed, for today). */
+  flaky: number;
+  broken: number;
+  quarantined: number;
+  /** Uploads received that day. */
+  uploads: number;
+  /** Tests tracked when computed; null for a day first computed after it ended. */
+  tests: number | null;
+  /** A row computed after its day ended (plus a grace period) is final. */
+  computed_at: number;
+}
+
 export interface Tables {
+  dashboard_repo_days: DashboardRepoDaysTable;
   github_deliveries: GitHubDeliveriesTable;
   github_test_prs: GitHubTestPrsTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -1,0 +1,81 @@
+// Server render time of the dashboard's pages on the seeded database: signed in once, then each page
+// requested one at a time (like the "seq" columns of the API reads; no autocannon run).
+import http from 'node:http';
+import { type Params, quantile } from './common.ts';
+import type { LoadResult } from './load.ts';
+import type { SeededRepo } from './seed.ts';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function request(url: string, headers: Record<string, string>, body?: string) {
+  return new Promise<{ status: number; cookie: string | undefined }>((resolve, reject) => {
+    const req = http.request(url, { method: body === undefined ? 'GET' : 'POST', agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0]?.split(';')[0] }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function measureDashboard(
+  base: string,
+  main: SeededRepo,
+  params: Params,
+): Promise<LoadResult[]> {
+  const form = `token=${encodeURIComponent(main.token)}`;
+  const login = await request(`${base}/login`, { 'content-type': 'application/x-www-form-urlencoded' }, form);
+  if (login.status !== 303 || login.cookie === undefined)
+    throw new Error(`dashboard sign-in answered ${login.status}`);
+  const headers = { cookie: login.cookie };
+  const repo = `/${main.orgSlug}/repos/${main.repo.host}/${main.repo.owner}/${main.repo.name}`;
+  const pages = [
+    { name: 'dashboard: test page, hot test', paths: [`${repo}/tests/${main.hotTestId}`] },
+    {
+      name: `dashboard: test page, cold tests (${main.coldTestIds.length} in turn)`,
+      paths: main.coldTestIds.map((id) => `${repo}/tests/${id}`),
+    },
+    { name: 'dashboard: unhealthy tests, page 1', paths: [repo] },
+    {
+      name: 'dashboard: unhealthy tests, FLAKY by name, page 10',
+      paths: [`${repo}?show=flaky&sort=name&page=10`],
+    },
+    {
+      name: 'dashboard: unhealthy tests, name search + code owner',
+      paths: [`${repo}?q=handles&owner=%40acme%2Fteam-3`],
+    },
+    { name: 'dashboard: repositories overview', paths: [`/${main.orgSlug}`] },
+  ];
+  const out: LoadResult[] = [];
+  for (const p of pages) {
+    const times: number[] = [];
+    let failed = 0;
+    const warmup = Math.min(50, Math.ceil(params.sequential / 5));
+    for (let i = 0; i < params.sequential + warmup; i++) {
+      const t0 = performance.now();
+      const { status } = await request(base + (p.paths[i % p.paths.length] ?? ''), headers);
+      if (i >= warmup) times.push(performance.now() - t0);
+      if (status !== 200) failed++;
+    }
+    const sorted = times.sort((a, b) => a - b);
+    const seq = {
+      p50: quantile(sorted, 0.5),
+      p99: quantile(sorted, 0.99),
+      max: sorted.at(-1) ?? Number.NaN,
+      n: sorted.length,
+    };
+    out.push({
+      name: p.name,
+      rps: Number.NaN,
+      p50: Number.NaN,
+      p99: Number.NaN,
+      total: sorted.length,
+      failed,
+      seq,
+    });
+  }
+  return out;
+}

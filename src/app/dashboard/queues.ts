@@ -1,0 +1,131 @@
+import { AppError } from '../../domain/errors.ts';
+import type { FlakeProtection } from '../../domain/flake-protection.ts';
+import { getPrRecord, listQueuedPrs, type PrEntry, type TestRun } from '../../domain/queue/index.ts';
+import { recentArchived } from '../../store/dashboard.ts';
+import { findPullRequest, type GitPullRequestRow } from '../../store/git-prs.ts';
+import { archivedPr } from '../../store/queue-archive.ts';
+import { listQueues } from '../../store/queues.ts';
+import type { AppContext, Caller } from '../context.ts';
+import type { Forge } from '../ports.ts';
+import { flakeProtectionOf } from '../queue/flake-judge.ts';
+import { getSubmittedPullRequest } from '../queue/prs.ts';
+import { findQueueOf } from '../queue/queues.ts';
+import { testingDetails } from '../queue/reads.ts';
+import { queueConfigRecord } from '../queue/records.ts';
+import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
+
+const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
+const RECENT = 25;
+
+export interface QueuePage {
+  readonly repository: Repository;
+  readonly settings: ReturnType<typeof queueConfigRecord>;
+  /** The queue's flake protection, or undefined when the forge could not be asked. */
+  readonly flakeProtection: FlakeProtection | undefined;
+  /** PRs in the queue: admitted ones in queue order, then the ones not ready yet. */
+  readonly queued: PrEntry[];
+  /** PRs that left the queue most recently (merged, failed, cancelled), newest first. */
+  readonly finished: PrEntry[];
+  /** Test runs, newest first; archived ones are finished runs taken out of the live state. */
+  readonly runs: { run: TestRun; archived: boolean }[];
+  readonly targetHead: string;
+}
+
+/** The merge queue of one target branch: its settings, the PRs in it and the recent test runs. */
+export async function queuePage(
+  ctx: AppContext,
+  caller: Caller,
+  forge: Forge,
+  ref: RepoRef,
+  branch: string,
+): Promise<QueuePage> {
+  const repository = await findRepository(ctx.db, caller, ref);
+  const queue = await findQueueOf(ctx, caller, ref, branch);
+  let flakeProtection: FlakeProtection | undefined;
+  try {
+    flakeProtection = await flakeProtectionOf(forge, { ...ref, id: repository.id }, queue.row, branch);
+  } catch {
+    flakeProtection = undefined;
+  }
+  const { state } = queue;
+  const live = Object.values(state.runs).map((run) => ({ run, archived: false }));
+  const archivedRuns = (await recentArchived(ctx.db, queue.row.id, 'run', RECENT)).map((r) => ({
+    run: JSON.parse(r.data) as TestRun,
+    archived: true,
+  }));
+  const liveIds = new Set(live.map((r) => r.run.id));
+  const runs = [...live, ...archivedRuns.filter((r) => !liveIds.has(r.run.id))]
+    .sort((a, b) => b.run.createdAt - a.run.createdAt)
+    .slice(0, RECENT + live.length);
+  const finishedLive = Object.values(state.prs).filter((e) => TERMINAL.has(e.state));
+  const archivedPrs = (await recentArchived(ctx.db, queue.row.id, 'pr', RECENT)).map(
+    (r) => JSON.parse(r.data) as PrEntry,
+  );
+  const seen = new Set(finishedLive.map((e) => e.id));
+  const finished = [...finishedLive, ...archivedPrs.filter((e) => !seen.has(e.id))]
+    .sort((a, b) => b.stateChangedAt - a.stateChangedAt)
+    .slice(0, RECENT);
+  return {
+    repository,
+    settings: queueConfigRecord(state),
+    flakeProtection,
+    queued: listQueuedPrs(state),
+    finished,
+    runs,
+    targetHead: state.targetHead,
+  };
+}
+
+/** A test run: exactly what getMergeQueueTestingDetails answers. */
+export async function runPage(ctx: AppContext, caller: Caller, ref: RepoRef, branch: string, runId: string) {
+  const repository = await findRepository(ctx.db, caller, ref);
+  const details = await testingDetails(ctx, caller, { repo: ref, targetBranch: branch, testRunId: runId });
+  return { repository, details };
+}
+
+/** A PR's latest submission to one queue: exactly what getSubmittedPullRequest answers. */
+export async function prPage(
+  ctx: AppContext,
+  caller: Caller,
+  ref: RepoRef,
+  branch: string,
+  prNumber: number,
+) {
+  const repository = await findRepository(ctx.db, caller, ref);
+  const pr = await getSubmittedPullRequest(ctx, caller, {
+    repo: ref,
+    targetBranch: branch,
+    pr: { number: prNumber },
+  });
+  return { repository, pr };
+}
+
+export interface PullPage {
+  readonly repository: Repository;
+  readonly number: number;
+  /** The plain-git forge's record of the PR, when it is registered there. */
+  readonly pull: GitPullRequestRow | undefined;
+  /** The PR's latest submission to each queue it was submitted to. */
+  readonly submissions: { branch: string; entry: PrEntry }[];
+}
+
+/** A pull request of a repository on the plain-git forge (the prUrl of testing details points here). */
+export async function pullPage(
+  ctx: AppContext,
+  caller: Caller,
+  ref: RepoRef,
+  prNumber: number,
+): Promise<PullPage> {
+  const repository = await findRepository(ctx.db, caller, ref);
+  const pull = await findPullRequest(ctx.db, repository.id, prNumber);
+  const submissions: { branch: string; entry: PrEntry }[] = [];
+  for (const q of await listQueues(ctx.db, [repository.id])) {
+    const state = JSON.parse(q.state) as Parameters<typeof getPrRecord>[0];
+    const entry = getPrRecord(state, prNumber) ?? (await archivedPr(ctx.db, q.id, prNumber));
+    if (entry !== undefined) submissions.push({ branch: q.branch, entry });
+  }
+  if (pull === undefined && submissions.length === 0) {
+    throw new AppError('PR_NOT_FOUND', `No pull request #${prNumber} in this repository`);
+  }
+  return { repository, number: prNumber, pull, submissions };
+}

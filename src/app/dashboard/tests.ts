@@ -1,0 +1,152 @@
+import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
+import {
+  type DailyOutcomeRow,
+  dailyOutcomes,
+  type FailureSampleRow,
+  healthCounts,
+  listIds,
+  listRows,
+  recentFailures,
+  type TestFilter,
+  type TestListRow,
+  type TestSort,
+} from '../../store/dashboard.ts';
+import { listEvents, type TestCaseEventRow } from '../../store/events.ts';
+import { listQueues } from '../../store/queues.ts';
+import { attemptCounts, failureGroups } from '../../store/results.ts';
+import type { TestCaseRow } from '../../store/test-cases.ts';
+import type { AppContext, Caller } from '../context.ts';
+import { findTest } from '../health/read.ts';
+import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
+import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
+import { dayStart } from './overview.ts';
+
+export const PAGE_SIZE = 50;
+/** Days of the test page's daily chart, today included. */
+export const CHART_DAYS = 30;
+const FAILURE_WINDOW_MS = 30 * DAY_MS;
+const FAILURE_GROUPS_SHOWN = 5;
+const SAMPLES_PER_GROUP = 3;
+const HISTORY_SHOWN = 200;
+
+export interface ListQuery extends TestFilter {
+  readonly sort: TestSort;
+  /** 1-based. */
+  readonly page: number;
+}
+
+export interface UnhealthyPage {
+  readonly repository: Repository;
+  readonly counts: { flaky: number; broken: number; quarantined: number };
+  readonly total: number;
+  readonly rows: TestListRow[];
+  readonly page: number;
+  readonly pages: number;
+  readonly queues: string[];
+}
+
+/**
+ * The repository page: its unhealthy (or quarantined) tests, filtered, sorted and paged. Unfiltered,
+ * the total is one of the index-only counts and only the page's ids are read; with a search or an
+ * owner, the matching ids are read once (at most the repository's unhealthy tests) and counted.
+ */
+export async function unhealthyTestsPage(
+  ctx: AppContext,
+  caller: Caller,
+  ref: RepoRef,
+  query: ListQuery,
+): Promise<UnhealthyPage> {
+  const repository = await findRepository(ctx.db, caller, ref);
+  const counts = await healthCounts(ctx.db, repository.id);
+  const slice = (total: number) => {
+    const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+    const page = Math.min(Math.max(1, query.page), pages);
+    return { pages, page, offset: (page - 1) * PAGE_SIZE };
+  };
+  let total: number;
+  let ids: string[];
+  let at: ReturnType<typeof slice>;
+  if (query.search === '' && query.owner === '') {
+    total = query.show === 'unhealthy' ? counts.flaky + counts.broken : counts[query.show];
+    at = slice(total);
+    ids = await listIds(ctx.db, repository.id, query, query.sort, { limit: PAGE_SIZE, offset: at.offset });
+  } else {
+    const all = await listIds(ctx.db, repository.id, query, query.sort);
+    total = all.length;
+    at = slice(total);
+    ids = all.slice(at.offset, at.offset + PAGE_SIZE);
+  }
+  const rows = await listRows(ctx.db, ids);
+  const queues = (await listQueues(ctx.db, [repository.id])).map((q) => q.branch);
+  return { repository, counts, total, rows, page: at.page, pages: at.pages, queues };
+}
+
+export interface FailureGroup {
+  readonly summary: string;
+  readonly occurrences: number;
+  readonly lastAt: number;
+  readonly samples: FailureSampleRow[];
+}
+
+export interface TestPage {
+  readonly repository: Repository;
+  readonly test: TestCaseRow;
+  readonly settings: HealthSettings;
+  readonly failureRate24h: { ran: number; failed: number };
+  readonly failureRate7d: { ran: number; failed: number };
+  readonly failures: FailureGroup[];
+  /** CHART_DAYS days, oldest first. */
+  readonly daily: (DailyOutcomeRow & { start: number })[];
+  readonly history: TestCaseEventRow[];
+}
+
+/** Everything the test page shows; the rates and failure groups are the ones get-test-details computes. */
+export async function testPage(
+  ctx: AppContext,
+  caller: Caller,
+  ref: RepoRef,
+  testId: string,
+): Promise<TestPage> {
+  const repository = await findRepository(ctx.db, caller, ref);
+  const test = await findTest(ctx, repository, testId.toLowerCase());
+  const now = ctx.now();
+  const failureRate24h = await attemptCounts(ctx.db, test.id, now - 24 * HOUR_MS);
+  const failureRate7d = await attemptCounts(ctx.db, test.id, now - 7 * DAY_MS);
+  const groups = await failureGroups(ctx.db, test.id, now - FAILURE_WINDOW_MS, FAILURE_GROUPS_SHOWN);
+  const failures: FailureGroup[] = [];
+  for (const g of groups) {
+    failures.push({
+      summary: g.summary,
+      occurrences: g.occurrences,
+      lastAt: g.last_at,
+      samples: await recentFailures(
+        ctx.db,
+        test.id,
+        g.fingerprint,
+        now - FAILURE_WINDOW_MS,
+        SAMPLES_PER_GROUP,
+      ),
+    });
+  }
+  const first = dayStart(now) - (CHART_DAYS - 1) * DAY_MS;
+  const byDay = new Map((await dailyOutcomes(ctx.db, test.id, first)).map((d) => [d.day, d]));
+  const daily = Array.from({ length: CHART_DAYS }, (_, day) => ({
+    day,
+    start: first + day * DAY_MS,
+    passed: 0,
+    failed: 0,
+    quarantined: 0,
+    skipped: 0,
+    ...byDay.get(day),
+  }));
+  return {
+    repository,
+    test,
+    settings: await loadHealthSettings(ctx.db, repository.id),
+    failureRate24h,
+    failureRate7d,
+    failures,
+    daily,
+    history: await listEvents(ctx.db, test.id, undefined, HISTORY_SHOWN),
+  };
+}

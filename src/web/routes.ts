@@ -1,0 +1,359 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { organizationOverview } from '../app/dashboard/overview.ts';
+import { prPage, pullPage, queuePage, runPage } from '../app/dashboard/queues.ts';
+import { sessionCaller, signIn } from '../app/dashboard/session.ts';
+import { type ListQuery, testPage, unhealthyTestsPage } from '../app/dashboard/tests.ts';
+import { flagTest, type OverrideSetting, overrideQuarantine } from '../app/health/manage.ts';
+import { findRepository } from '../app/repositories.ts';
+import { AppError } from '../domain/errors.ts';
+import type { RouteDeps } from '../http/types.ts';
+import { pathSegments, type RepoTarget, repoTargets } from './paths.ts';
+import { readCookie, SESSION_COOKIE, Sessions } from './session.ts';
+import type { Viewer } from './views/layout.ts';
+import { overviewView } from './views/overview.ts';
+import { prView, pullView, queueView, runView } from './views/queue.ts';
+import { repoView } from './views/repo.ts';
+import { errorView, loginView, notFoundView } from './views/simple.ts';
+import { testView } from './views/test.ts';
+
+const CSS = readFileSync(new URL('./assets/app.css', import.meta.url));
+const CSS_ETAG = `"${createHash('sha256').update(CSS).digest('base64url').slice(0, 16)}"`;
+/** The stylesheet's URL; the version changes with its content, so it may be cached for long. */
+const CSS_HREF = `/assets/app.css?v=${CSS_ETAG.slice(1, 11)}`;
+
+/**
+ * What every dashboard page may load: its own stylesheet and inline SVG. No scripts at all, no
+ * framing, forms only to this site.
+ */
+const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+const OVERRIDES = new Set<OverrideSetting>(['AUTO', 'ALWAYS_QUARANTINE', 'NEVER_QUARANTINE']);
+const SHOWS = new Set(['unhealthy', 'flaky', 'broken', 'quarantined']);
+const SORTS = new Set(['prs', 'name', 'changed']);
+
+interface WebSession {
+  readonly viewer: Viewer;
+  readonly caller: Awaited<ReturnType<typeof sessionCaller>> & object;
+  readonly cookie: string;
+}
+
+type Form = Record<string, string | undefined>;
+
+function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply
+    .status(status)
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'same-origin',
+    })
+    .send(body);
+}
+
+/** A path of this site to return to after signing in; anything else (other hosts, //x, /\x) is dropped. */
+function safeNext(next: unknown): string | undefined {
+  if (typeof next !== 'string' || next.length > 2000) return undefined;
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(next) && !next.startsWith('/login') ? next : undefined;
+}
+
+function text(v: unknown, max: number): string {
+  return typeof v === 'string' ? v.trim().slice(0, max) : '';
+}
+
+function listQuery(query: unknown): ListQuery {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const show = text(q['show'], 20);
+  const sort = text(q['sort'], 20);
+  const page = Number.parseInt(text(q['page'], 9), 10);
+  return {
+    show: (SHOWS.has(show) ? show : 'unhealthy') as ListQuery['show'],
+    search: text(q['q'], 200),
+    owner: text(q['owner'], 200),
+    sort: (SORTS.has(sort) ? sort : 'prs') as ListQuery['sort'],
+    page: Number.isFinite(page) && page > 0 ? page : 1,
+  };
+}
+
+/**
+ * The web dashboard: server-rendered pages at the html_url links of the API, signed in with an API
+ * token (docs/dashboard.md). Everything is registered in its own scope: form bodies, HTML errors
+ * and the session stay here.
+ */
+export async function registerDashboard(
+  app: FastifyInstance,
+  deps: RouteDeps,
+  secret: string,
+): Promise<void> {
+  const { ctx, forge } = deps;
+  const sessions = new Sessions(secret, { secure: ctx.config.publicUrl.startsWith('https:') });
+  const publicOrigin = new URL(ctx.config.publicUrl).origin;
+
+  /** Browsers send Origin with every form POST; one from another site is refused (with the CSRF token, defence in depth). */
+  const sameOrigin = (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return true;
+    if (origin === publicOrigin) return true;
+    try {
+      return new URL(origin).host === request.headers.host;
+    } catch {
+      return false;
+    }
+  };
+
+  /** The signed-in session, re-checked against the token row; a cookie that no longer stands is cleared. */
+  const sessionOf = async (request: FastifyRequest, reply: FastifyReply): Promise<WebSession | undefined> => {
+    const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);
+    if (cookie === undefined || cookie === '') return undefined;
+    const claims = sessions.verify(cookie, ctx.now());
+    const caller = claims === undefined ? undefined : await sessionCaller(ctx, claims.tokenId);
+    if (caller === undefined) {
+      reply.header('set-cookie', sessions.clearCookie());
+      return undefined;
+    }
+    const viewer = { orgSlug: caller.orgSlug, tokenName: caller.tokenName, csrf: sessions.csrfToken(cookie) };
+    return { viewer, caller, cookie };
+  };
+
+  const toLogin = (request: FastifyRequest, reply: FastifyReply) => {
+    // After signing in, come back to the page (a form post is not repeated: back to the start).
+    const next = request.method === 'GET' ? safeNext(request.url) : undefined;
+    return reply.redirect(next === undefined ? '/login' : `/login?next=${encodeURIComponent(next)}`, 303);
+  };
+  const notFound = (reply: FastifyReply, s: WebSession | undefined) =>
+    sendPage(reply, 404, notFoundView({ viewer: s?.viewer, css: CSS_HREF }));
+  const forbidden = (reply: FastifyReply, s: WebSession | undefined) =>
+    sendPage(
+      reply,
+      403,
+      errorView(
+        { viewer: s?.viewer, css: CSS_HREF },
+        'Form refused',
+        'The form did not come from this site or it has expired. Reload the page and try again.',
+      ),
+    );
+
+  /** The first reading of the path whose repository exists in the caller's organization. */
+  const resolve = async (s: WebSession, segments: string[]): Promise<RepoTarget | undefined> => {
+    for (const target of repoTargets(segments)) {
+      try {
+        await findRepository(ctx.db, s.caller, target.repo);
+        return target;
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'REPO_NOT_FOUND')) throw error;
+      }
+    }
+    return undefined;
+  };
+
+  /** A signed-in page of one organization: others' and unknown ones are the same 404. */
+  const orgPage =
+    (handler: (s: WebSession, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const s = await sessionOf(request, reply);
+      if (s === undefined) return toLogin(request, reply);
+      const segments = pathSegments(request.url);
+      if (segments === undefined || segments[0]?.toLowerCase() !== s.caller.orgSlug)
+        return notFound(reply, s);
+      return handler(s, request, reply);
+    };
+
+  await app.register(async (web) => {
+    web.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 64 * 1024 },
+      (_request, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(String(body))));
+      },
+    );
+    web.setErrorHandler(async (error, request, reply) => {
+      const s = await sessionOf(request, reply).catch(() => undefined);
+      if (error instanceof AppError && error.status === 404) return notFound(reply, s);
+      if (error instanceof AppError && error.status < 500) {
+        return sendPage(
+          reply,
+          error.status,
+          errorView({ viewer: s?.viewer, css: CSS_HREF }, 'Request refused', error.message),
+        );
+      }
+      const status = (error as { statusCode?: number }).statusCode;
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        return sendPage(
+          reply,
+          status,
+          errorView(
+            { viewer: s?.viewer, css: CSS_HREF },
+            'Request refused',
+            'The request could not be read.',
+          ),
+        );
+      }
+      request.log.error({ err: error }, 'dashboard page failed');
+      return sendPage(
+        reply,
+        500,
+        errorView(
+          { viewer: s?.viewer, css: CSS_HREF },
+          'Something went wrong',
+          `The page could not be shown; quote request id ${request.id} when reporting it.`,
+        ),
+      );
+    });
+
+    const hide = { schema: { hide: true } };
+
+    web.get('/assets/app.css', hide, async (request, reply) => {
+      reply.headers({
+        'content-type': 'text/css; charset=utf-8',
+        'cache-control': 'public, max-age=31536000, immutable',
+        etag: CSS_ETAG,
+        'x-content-type-options': 'nosniff',
+      });
+      if (request.headers['if-none-match'] === CSS_ETAG) return reply.status(304).send();
+      return reply.send(CSS);
+    });
+
+    web.get('/', hide, async (request, reply) => {
+      const s = await sessionOf(request, reply);
+      return reply.redirect(s === undefined ? '/login' : `/${encodeURIComponent(s.caller.orgSlug)}`, 302);
+    });
+
+    web.get('/login', hide, async (request, reply) => {
+      const next = safeNext((request.query as Record<string, unknown>)['next']);
+      const s = await sessionOf(request, reply);
+      if (s !== undefined) return reply.redirect(next ?? `/${encodeURIComponent(s.caller.orgSlug)}`, 303);
+      return sendPage(reply, 200, loginView(CSS_HREF, { next, error: undefined }));
+    });
+
+    web.post('/login', hide, async (request, reply) => {
+      if (!sameOrigin(request)) return forbidden(reply, undefined);
+      const form = (request.body ?? {}) as Form;
+      const next = safeNext(form['next']);
+      const token = text(form['token'], 500);
+      if (token === '') {
+        return sendPage(reply, 400, loginView(CSS_HREF, { next, error: 'Enter an API token.' }));
+      }
+      let caller: Awaited<ReturnType<typeof signIn>>;
+      try {
+        caller = await signIn(ctx, token);
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'INVALID_TOKEN')) throw error;
+        return sendPage(
+          reply,
+          401,
+          loginView(CSS_HREF, { next, error: 'This token is not valid: it is unknown or revoked.' }),
+        );
+      }
+      const cookie = sessions.issue(caller.tokenId, ctx.now());
+      reply.header('set-cookie', sessions.setCookie(cookie));
+      return reply.redirect(next ?? `/${encodeURIComponent(caller.orgSlug)}`, 303);
+    });
+
+    web.post('/logout', hide, async (request, reply) => {
+      if (!sameOrigin(request)) return forbidden(reply, undefined);
+      const s = await sessionOf(request, reply);
+      if (s !== undefined && !sessions.checkCsrf(s.cookie, ((request.body ?? {}) as Form)['_csrf'])) {
+        return forbidden(reply, s);
+      }
+      reply.header('set-cookie', sessions.clearCookie());
+      return reply.redirect('/login', 303);
+    });
+
+    web.get(
+      '/:org',
+      hide,
+      orgPage(async (s, _request, reply) =>
+        sendPage(reply, 200, overviewView(CSS_HREF, s.viewer, await organizationOverview(ctx, s.caller))),
+      ),
+    );
+
+    web.get(
+      '/:org/repos/*',
+      hide,
+      orgPage(async (s, request, reply) => {
+        const segments = pathSegments(request.url) ?? [];
+        const target = await resolve(s, segments.slice(2));
+        if (target === undefined) return notFound(reply, s);
+        const { repo, route } = target;
+        const query = (request.query ?? {}) as Record<string, unknown>;
+        switch (route.page) {
+          case 'repo': {
+            const q = listQuery(query);
+            return sendPage(
+              reply,
+              200,
+              repoView(CSS_HREF, s.viewer, await unhealthyTestsPage(ctx, s.caller, repo, q), q),
+            );
+          }
+          case 'test': {
+            const data = await testPage(ctx, s.caller, repo, route.testId);
+            return sendPage(
+              reply,
+              200,
+              testView(CSS_HREF, s.viewer, data, text(query['updated'], 20) || undefined),
+            );
+          }
+          case 'queue': {
+            const data = await queuePage(ctx, s.caller, forge, repo, route.branch);
+            return sendPage(reply, 200, queueView(CSS_HREF, s.viewer, data, route.branch, ctx.now()));
+          }
+          case 'run': {
+            const data = await runPage(ctx, s.caller, repo, route.branch, route.runId);
+            return sendPage(reply, 200, runView(CSS_HREF, s.viewer, data, route.branch, route.runId));
+          }
+          case 'pr': {
+            const data = await prPage(ctx, s.caller, repo, route.branch, route.number);
+            return sendPage(reply, 200, prView(CSS_HREF, s.viewer, data, route.branch));
+          }
+          case 'pull':
+            return sendPage(
+              reply,
+              200,
+              pullView(CSS_HREF, s.viewer, await pullPage(ctx, s.caller, repo, route.number)),
+            );
+          default:
+            return notFound(reply, s);
+        }
+      }),
+    );
+
+    web.post(
+      '/:org/repos/*',
+      hide,
+      orgPage(async (s, request, reply) => {
+        if (!sameOrigin(request)) return forbidden(reply, s);
+        const form = (request.body ?? {}) as Form;
+        if (!sessions.checkCsrf(s.cookie, form['_csrf'])) return forbidden(reply, s);
+        const target = await resolve(s, (pathSegments(request.url) ?? []).slice(2));
+        if (target === undefined || target.route.page !== 'test-action') return notFound(reply, s);
+        const { repo, route } = target;
+        const scope = { repo, org_url_slug: s.caller.orgSlug, test_id: route.testId };
+        const reason = text(form['reason'], 500) || undefined;
+        if (route.action === 'quarantine') {
+          const setting = form['setting'] as OverrideSetting;
+          if (!OVERRIDES.has(setting)) {
+            return sendPage(
+              reply,
+              400,
+              errorView(
+                { viewer: s.viewer, css: CSS_HREF },
+                'Request refused',
+                'Choose Auto, Always quarantine or Never quarantine.',
+              ),
+            );
+          }
+          await overrideQuarantine(ctx, s.caller, { ...scope, setting, reason });
+        } else {
+          await flagTest(ctx, s.caller, { ...scope, flagged: form['flagged'] === 'true', reason });
+        }
+        const base = (request.url.split('?')[0] ?? '').replace(/\/(quarantine|flag)$/, '');
+        return reply.redirect(`${base}?updated=${route.action}`, 303);
+      }),
+    );
+  });
+}

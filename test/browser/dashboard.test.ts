@@ -1,0 +1,374 @@
+// The dashboard in a real browser (Chromium through playwright-core) against a real server on
+// loopback, with data seeded only through the HTTP API. Screenshots of every page go to
+// .test-results/screenshots/. Without a Chromium executable the tests are skipped, except under CI
+// (CI set), where they fail: CI must run them (.ci/run installs Chromium).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { type Server, startServer } from '../../src/main.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { junitXml, multipart } from '../support/upload.ts';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+const SKIP_REASON =
+  'browser tests skipped: no Chromium executable at /usr/bin/chromium (apt-get install chromium)';
+const SCREENSHOTS = path.resolve(import.meta.dirname, '../../.test-results/screenshots');
+const TOKEN = 'ml_browser_test_token_0123456789abcdef';
+const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
+const SCOPE = { repo: REPO, org_url_slug: 'acme' };
+const BASE = '/acme/repos/github.com/acme/web';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const gitEnv = {
+  PATH: process.env['PATH'],
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Dev',
+  GIT_AUTHOR_EMAIL: 'dev@example.com',
+  GIT_COMMITTER_NAME: 'Dev',
+  GIT_COMMITTER_EMAIL: 'dev@example.com',
+};
+
+describe('the dashboard in a browser', () => {
+  let db: TestDatabase | undefined;
+  let server: Server | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let root: string;
+  let url: string;
+
+  const api = async (endpoint: string, body: unknown) => {
+    const res = await fetch(`${url}/v1/${endpoint}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-token': TOKEN },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    expect(res.status, `${endpoint}: ${text}`).toBe(200);
+    return text === '' ? {} : JSON.parse(text);
+  };
+  const uploadResults = async (
+    cases: { name: string; file?: string; fail?: string | false }[],
+    meta: Record<string, unknown>,
+  ) => {
+    const body = multipart(
+      {
+        repo: REPO,
+        org_url_slug: 'acme',
+        branch: 'main',
+        codeowners: '* @acme/web-team\n/src/payments/ @acme/payments\n',
+        ...meta,
+      },
+      [{ name: 'r.xml', content: junitXml(cases) }],
+    );
+    const res = await fetch(`${url}/v1/test-results/upload`, {
+      method: 'POST',
+      headers: { 'x-api-token': TOKEN, 'content-type': body.contentType },
+      body: body.payload,
+    });
+    expect(res.status, await res.text()).toBe(200);
+  };
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' }).trim();
+  const shot = (name: string) =>
+    page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const waitFor = async (what: string, check: () => Promise<boolean>) => {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+
+  /** A merge queue with PR 1 merged despite a failed (quarantined) test, and PR 2 waiting. */
+  async function seedQueue(): Promise<void> {
+    const created = await api('git/createRepository', { repo: REPO });
+    const work = path.join(root, 'work');
+    execFileSync('git', ['clone', '-q', created.path, work], { env: gitEnv });
+    git(work, 'checkout', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(work, 'README.md'), 'hello\n');
+    git(work, 'add', '-A');
+    git(work, 'commit', '-q', '-m', 'Initial commit');
+    git(work, 'push', '-q', 'origin', 'main');
+    await api('createQueue', { repo: REPO, targetBranch: 'main' });
+    await api('updateQueue', {
+      repo: REPO,
+      targetBranch: 'main',
+      directMergeMode: 'off',
+      flakeProtection: 'ignore_quarantined',
+    });
+    for (const n of [1, 2]) {
+      git(work, 'checkout', '-q', 'main');
+      git(work, 'checkout', '-q', '-B', `feature-${n}`);
+      fs.writeFileSync(path.join(work, `f${n}.txt`), `${n}\n`);
+      git(work, 'add', '-A');
+      git(work, 'commit', '-q', '-m', `Feature ${n}`);
+      git(work, 'push', '-q', '-f', 'origin', `feature-${n}`);
+      await api('git/registerPullRequest', {
+        repo: REPO,
+        number: n,
+        title: n === 1 ? 'Add the <checkout> flow' : 'Tidy up',
+        author: 'dev',
+        headBranch: `feature-${n}`,
+        baseBranch: 'main',
+      });
+    }
+    await api('submitPullRequest', { repo: REPO, targetBranch: 'main', pr: { number: 1 } });
+    let run: { sha: string; id: string } | undefined;
+    await waitFor('the test branch of PR 1', async () => {
+      const refs = execFileSync(
+        'git',
+        ['--git-dir', created.path, 'for-each-ref', '--format=%(objectname) %(refname)'],
+        {
+          env: gitEnv,
+          encoding: 'utf8',
+        },
+      );
+      const m = refs.match(/^([0-9a-f]{40}) refs\/heads\/mainline-merge\/pr-1\/(\S+)$/m);
+      if (m?.[1] !== undefined && m[2] !== undefined) run = { sha: m[1], id: m[2] };
+      return run !== undefined;
+    });
+    await uploadResults(
+      [
+        { name: 'test_login', file: 'src/auth/login.test.ts', fail: 'AssertionError: expected 200' },
+        { name: 'test_ok' },
+      ],
+      { commit_sha: run!.sha, branch: 'ci-checkout' },
+    );
+    await api('git/reportStatus', {
+      repo: REPO,
+      sha: run!.sha,
+      context: 'ci',
+      state: 'failure',
+      url: 'https://ci.example/builds/42',
+    });
+    let last = '';
+    await waitFor('PR 1 to merge', async () => {
+      const pr = await api('getSubmittedPullRequest', {
+        repo: REPO,
+        targetBranch: 'main',
+        pr: { number: 1 },
+      });
+      last = `${pr.state}: ${pr.stateReason}`;
+      return pr.state === 'merged';
+    }).catch((error: Error) => {
+      throw new Error(`${error.message} (last: ${last})`);
+    });
+    await api('submitPullRequest', { repo: REPO, targetBranch: 'main', pr: { number: 2 } });
+  }
+
+  beforeAll(async () => {
+    if (CHROMIUM === undefined) {
+      if (process.env['CI']) throw new Error(`CI must run the browser tests: ${SKIP_REASON}`);
+      return;
+    }
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-browser-'));
+    db = await createTestDatabase();
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    server = await startServer(
+      loadConfig({
+        ...db.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        MAINLINE_PUBLIC_URL: url,
+        LOG_LEVEL: 'silent',
+        MAINLINE_RATE_LIMIT: '0',
+        MAINLINE_GIT_ROOT: path.join(root, 'repos'),
+        MAINLINE_QUEUE_POLL_MS: '100',
+        MAINLINE_HEALTH_SWEEP_SECONDS: '0',
+        MAINLINE_WEBHOOK_POLL_MS: '0',
+        MAINLINE_BOOTSTRAP_ORG: 'acme',
+        MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
+      }),
+    );
+    // Flaky tests: each fails, then passes on the same commit.
+    for (const [name, file, sha] of [
+      ['test_login', 'src/auth/login.test.ts', 'aa01'],
+      ['test_payment <refund>', 'src/payments/refund.test.ts', 'aa02'],
+    ] as const) {
+      const xmlName = name.replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      await uploadResults([{ name: xmlName, file, fail: 'TimeoutError: 5000 ms' }, { name: 'test_ok' }], {
+        commit_sha: sha,
+        pr_number: 3,
+        branch: 'feature/x',
+      });
+      await uploadResults([{ name: xmlName, file }, { name: 'test_ok' }], {
+        commit_sha: sha,
+        pr_number: 3,
+        branch: 'feature/x',
+      });
+    }
+    await seedQueue();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await db?.cleanup();
+    if (root !== undefined) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  if (CHROMIUM === undefined && !process.env['CI']) {
+    it.skip(SKIP_REASON, () => {});
+    return;
+  }
+
+  it('signs in with an API token and lands on the repositories overview', async () => {
+    await page.goto(`${url}/`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await shot('login');
+    await page.getByLabel('API token').fill('ml_wrong_token_0000000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not valid');
+    await page.getByLabel('API token').fill(TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${url}/acme`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Repositories');
+    expect(await page.locator('main#main').count()).toBe(1);
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === 'mainline_session');
+    expect(session?.httpOnly).toBe(true);
+    expect(session?.sameSite).toBe('Lax');
+    expect(session?.value).not.toContain(TOKEN);
+    const flaky = page.getByRole('img', {
+      name: /^Flaky tests per day in github\.com\/acme\/web: .*2 \(oldest to newest\)$/,
+    });
+    expect(await flaky.count()).toBe(1);
+    await shot('overview');
+  });
+
+  it('lists the unhealthy tests with filters that work without scripts', async () => {
+    await page.getByRole('link', { name: 'github.com/acme/web' }).first().click();
+    await page.waitForURL(`${url}${BASE}`);
+    expect(await page.getByRole('link', { name: 'Flaky (2)' }).count()).toBe(1);
+    await shot('repo');
+    await page.getByLabel('Code owner').fill('@acme/payments');
+    await page.getByLabel('Code owner').press('Enter');
+    await page.waitForURL(/owner=%40acme%2Fpayments/);
+    const names = await page.locator('a.test-name').allTextContents();
+    expect(names).toEqual(['test_payment <refund>']);
+    await page.getByRole('link', { name: /^Quarantined/ }).click();
+    await page.waitForURL(/show=quarantined/);
+    await shot('repo-quarantined');
+  });
+
+  it('follows an html_url from the API and changes the quarantine override with the keyboard', async () => {
+    const listed = await api('flaky-tests/list-unhealthy-tests', {
+      ...SCOPE,
+      status: 'FLAKY',
+      page_query: { page_size: 10 },
+    });
+    const test = listed.tests.find((x: { name: string }) => x.name === 'test_login');
+    expect(test.quarantined).toBe(true);
+    await page.goto(test.html_url);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('test_login');
+    expect(await page.getByRole('img', { name: /^Attempts per day over the last 30 days/ }).count()).toBe(1);
+    await page.locator('summary').filter({ hasText: 'TimeoutError' }).click();
+    expect(await page.locator('details[open] pre').first().textContent()).toContain('TimeoutError');
+    await shot('test');
+
+    // Keyboard only: the first Tab reaches the skip link; then Tab to the override's radio group,
+    // arrow to "Never quarantine", Tab to the reason, type, Tab to the button, Enter.
+    await page.goto(test.html_url);
+    await page.keyboard.press('Tab');
+    const focused = page.locator(':focus');
+    expect(await focused.textContent()).toBe('Skip to main content');
+    for (let i = 0; i < 80; i++) {
+      await page.keyboard.press('Tab');
+      if ((await focused.getAttribute('name')) === 'setting') break;
+    }
+    expect(await focused.getAttribute('value')).toBe('AUTO');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    expect(await focused.getAttribute('value')).toBe('NEVER_QUARANTINE');
+    expect(await focused.isChecked()).toBe(true);
+    await page.keyboard.press('Tab');
+    expect(await focused.getAttribute('id')).toBe('override-reason');
+    await page.keyboard.type('fails CI for real');
+    await page.keyboard.press('Tab');
+    expect(await focused.textContent()).toBe('Save override');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/updated=quarantine/);
+    expect(await page.getByRole('status').first().textContent()).toContain('saved');
+
+    const after = await api('flaky-tests/get-test-details', { ...SCOPE, test_id: test.id });
+    expect(after.test.quarantined).toBe(false);
+    const quarantined = await api('flaky-tests/list-quarantined-tests', {
+      ...SCOPE,
+      page_query: { page_size: 100 },
+    });
+    expect(quarantined.quarantined_tests.map((q: { test_case_id: string }) => q.test_case_id)).not.toContain(
+      test.id,
+    );
+    await shot('test-after-override');
+  });
+
+  it('shows the merge queue, a test run and a PR merged despite a failed test', async () => {
+    await page.goto(`${url}${BASE}/queues/main`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Merge queue · main');
+    expect(await page.getByText('ignore_quarantined').count()).toBeGreaterThan(0);
+    expect(await page.getByRole('link', { name: '#2' }).count()).toBeGreaterThan(0);
+    await shot('queue');
+    await page.locator('table').last().locator('tr', { hasText: '#1' }).locator('a.mono').first().click();
+    await page.waitForURL(/\/runs\//);
+    expect(await page.getByRole('link', { name: 'https://ci.example/builds/42' }).getAttribute('href')).toBe(
+      'https://ci.example/builds/42',
+    );
+    expect(await page.getByText('Failure ignored: only quarantined tests failed').count()).toBe(1);
+    await shot('run');
+    await page.getByRole('link', { name: /#1 Add the <checkout> flow/ }).click();
+    await page.waitForURL(/\/prs\/1$/);
+    expect(await page.getByText('Merged despite a failed test.').count()).toBe(1);
+    expect(await page.getByRole('heading', { name: 'Flake protection judgement' }).count()).toBe(1);
+    await shot('pr');
+    await page.getByRole('link', { name: /#1 in github\.com\/acme\/web/ }).click();
+    await page.waitForURL(/\/pulls\/1$/);
+    await shot('pull');
+  });
+
+  it('is readable on a phone: nothing wider than the screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [name, target] of [
+      ['phone-overview', '/acme'],
+      ['phone-repo', BASE],
+      ['phone-queue', `${BASE}/queues/main`],
+    ] as const) {
+      await page.goto(`${url}${target}`);
+      const overflow = Number(
+        await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'),
+      );
+      expect(overflow, name).toBeLessThanOrEqual(1);
+      await shot(name);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('signs out', async () => {
+    await page.goto(`${url}/acme`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${url}/login`);
+    await page.goto(`${url}/acme`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+  });
+});

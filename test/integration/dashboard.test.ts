@@ -1,0 +1,660 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeToken } from '../../src/app/tokens.ts';
+import { escapeHtml } from '../../src/web/html.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { GitScenario } from '../support/git-scenario.ts';
+import { junitXml, upload } from '../support/upload.ts';
+
+const DAY = 86_400_000;
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+/** A test name that is also markup: it must only ever appear escaped. */
+const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+const xmlEscape = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+async function signIn(t: TestApp, token: string): Promise<string> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/login',
+    headers: FORM,
+    payload: new URLSearchParams({ token }).toString(),
+  });
+  expect(res.statusCode, res.body).toBe(303);
+  return String(res.headers['set-cookie']).split(';')[0] as string;
+}
+
+function get(t: TestApp, url: string, cookie?: string): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+}
+
+function csrfOf(body: string): string {
+  const m = body.match(/name="_csrf" value="([^"]+)"/);
+  expect(m?.[1]).toBeDefined();
+  return m?.[1] as string;
+}
+
+function post(t: TestApp, url: string, cookie: string, form: Record<string, string>, headers = {}) {
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...FORM, cookie, ...headers },
+    payload: new URLSearchParams(form).toString(),
+  });
+}
+
+describe('the web dashboard', () => {
+  let t: TestApp;
+  let token: string;
+  let otherToken: string;
+  let clock = Date.UTC(2026, 10, 1, 12);
+  let cookie: string;
+  const scope = { repo: REPO, org_url_slug: 'acme' };
+  const repoPath = '/acme/repos/github.com/acme/web';
+  const ids: Record<string, string> = {};
+
+  const unhealthy = async (status: 'FLAKY' | 'BROKEN') =>
+    (
+      await t.post(
+        '/v1/flaky-tests/list-unhealthy-tests',
+        { ...scope, status, page_query: { page_size: 100 } },
+        token,
+      )
+    ).json().tests as { id: string; name: string; html_url: string; quarantined: boolean }[];
+  const details = async (id: string) =>
+    (await t.post('/v1/flaky-tests/get-test-details', { ...scope, test_id: id }, token)).json().test;
+  const quarantinedIds = async () =>
+    (
+      (
+        await t.post(
+          '/v1/flaky-tests/list-quarantined-tests',
+          { ...scope, page_query: { page_size: 100 } },
+          token,
+        )
+      ).json().quarantined_tests as { test_case_id: string }[]
+    ).map((q) => q.test_case_id);
+
+  /** Fails, then passes on the same commit a minute later: FLAKY and quarantined. */
+  async function makeFlaky(name: string, sha: string, file = 'src/login.test.ts') {
+    const files = (fail: boolean) => [
+      {
+        name: 'r.xml',
+        content: junitXml([
+          { name: xmlEscape(name), file, fail: fail ? xmlEscape(`Error: ${name} <boom>`) : false },
+        ]),
+      },
+    ];
+    const codeowners = '* @acme/web-team\n/src/payments/ @acme/payments\n';
+    expect(
+      (await upload(t, token, files(true), { sha, pr: 7, branch: 'feature/x', codeowners })).statusCode,
+    ).toBe(200);
+    clock += 60_000;
+    expect(
+      (await upload(t, token, files(false), { sha, pr: 7, branch: 'feature/x', codeowners })).statusCode,
+    ).toBe(200);
+  }
+
+  beforeAll(async () => {
+    t = await buildTestApp({}, { now: () => clock });
+    token = await t.token('acme');
+    otherToken = await t.token('globex');
+    await makeFlaky(HOSTILE, 'c0ffee01');
+    clock += 2 * DAY;
+    await makeFlaky('test_checkout', 'c0ffee02', 'src/payments/checkout.test.ts');
+    // A test failing on every run of main: BROKEN by a failure-rate monitor.
+    const settings = await t.post(
+      '/v1/flaky-tests/update-repository-settings',
+      {
+        ...scope,
+        settings: {
+          monitors: {
+            failure_rate: [
+              {
+                id: 'broken-on-main',
+                name: 'Broken on main',
+                detection_type: 'broken',
+                activation_threshold: 0.8,
+                window_hours: 6,
+                min_sample_size: 3,
+                branches: ['main'],
+              },
+            ],
+          },
+        },
+      },
+      token,
+    );
+    expect(settings.statusCode, settings.body).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      clock += 60_000;
+      await upload(
+        t,
+        token,
+        [
+          {
+            name: 'b.xml',
+            content: junitXml([{ name: 'test_broken', fail: 'AssertionError' }, { name: 'test_fine' }]),
+          },
+        ],
+        { sha: `b0${i}`, branch: 'main' },
+      );
+    }
+    await upload(
+      t,
+      otherToken,
+      [{ name: 'o.xml', content: junitXml([{ name: 'globex_secret_test', fail: 'nope' }]) }],
+      { org: 'globex', repo: { host: 'github.com', owner: 'globex', name: 'api' }, sha: 'g1', pr: 1 },
+    );
+    await upload(t, otherToken, [{ name: 'o.xml', content: junitXml([{ name: 'globex_secret_test' }]) }], {
+      org: 'globex',
+      repo: { host: 'github.com', owner: 'globex', name: 'api' },
+      sha: 'g1',
+      pr: 1,
+    });
+    for (const test of [...(await unhealthy('FLAKY')), ...(await unhealthy('BROKEN'))])
+      ids[test.name] = test.id;
+    expect(Object.keys(ids).sort()).toEqual([HOSTILE, 'test_broken', 'test_checkout'].sort());
+    cookie = await signIn(t, token);
+  });
+  afterAll(() => t.close());
+
+  it('sends a signed-out visitor to the sign-in form, and back to the page afterwards', async () => {
+    expect((await get(t, '/')).headers.location).toBe('/login');
+    const page = await get(t, repoPath);
+    expect(page.statusCode).toBe(303);
+    expect(page.headers.location).toBe(`/login?next=${encodeURIComponent(repoPath)}`);
+    const form = await get(t, `/login?next=${encodeURIComponent(repoPath)}`);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain('<label for="token">API token</label>');
+    expect(form.body).toContain(`name="next" value="${repoPath}"`);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: FORM,
+      payload: new URLSearchParams({ token, next: repoPath }).toString(),
+    });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(repoPath);
+    // Never to another site.
+    const away = await t.app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: FORM,
+      payload: new URLSearchParams({ token, next: '//evil.example/x' }).toString(),
+    });
+    expect(away.headers.location).toBe('/acme');
+  });
+
+  it('refuses an unknown or empty token with the form again and no cookie', async () => {
+    for (const bad of ['ml_not_a_token', '']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/login',
+        headers: FORM,
+        payload: new URLSearchParams({ token: bad }).toString(),
+      });
+      expect([400, 401]).toContain(res.statusCode);
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect(res.body).toContain('role="alert"');
+    }
+  });
+
+  it('signs in with an HttpOnly, SameSite=Lax session cookie that holds no token', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: FORM,
+      payload: new URLSearchParams({ token }).toString(),
+    });
+    const setCookie = String(res.headers['set-cookie']);
+    expect(res.headers.location).toBe('/acme');
+    expect(setCookie).toMatch(/^mainline_session=v1\./);
+    expect(setCookie).toContain('HttpOnly');
+    expect(setCookie).toContain('SameSite=Lax');
+    expect(setCookie).toContain('Path=/');
+    expect(setCookie).not.toContain('Secure');
+    expect(setCookie).not.toContain(token);
+    expect(setCookie).not.toContain(token.slice(3, 20));
+    expect((await get(t, '/', cookie)).headers.location).toBe('/acme');
+    expect((await get(t, '/login', cookie)).headers.location).toBe('/acme');
+  });
+
+  it('marks the cookie Secure when the public URL is https', async () => {
+    const secure = await buildTestApp({ MAINLINE_PUBLIC_URL: 'https://mainline.example' });
+    try {
+      const res = await secure.app.inject({
+        method: 'POST',
+        url: '/login',
+        headers: FORM,
+        payload: new URLSearchParams({ token: await secure.token('acme') }).toString(),
+      });
+      expect(String(res.headers['set-cookie'])).toContain('Secure');
+    } finally {
+      await secure.close();
+    }
+  });
+
+  it('overview: each repository with tests tracked, flaky/broken counts, a 14-day trend and uploads per day', async () => {
+    const res = await get(t, '/acme', cookie);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toContain('<h1>Repositories</h1>');
+    expect(res.body).toContain(`href="${repoPath}"`);
+    expect(res.body).not.toContain('globex');
+    // Tests tracked: the two flaky ones, test_broken and test_fine.
+    expect(res.body).toContain('<td class="num" data-label="Tests tracked">4</td>');
+    // Two days ago one test was flaky, today two: the line says so day by day.
+    expect(res.body).toContain(
+      'aria-label="Flaky tests per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2 (oldest to newest)"',
+    );
+    expect(res.body).toContain(
+      'Broken tests per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1',
+    );
+    expect(res.body).toContain(
+      'Uploads per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 5',
+    );
+    // Cached: the same figures from the stored days, and the past days are final once read after they ended.
+    expect((await get(t, '/acme', cookie)).body).toBe(res.body);
+    const rows = await t.db.database.db.selectFrom('dashboard_repo_days').selectAll().execute();
+    expect(rows).toHaveLength(14);
+  });
+
+  it('unhealthy tests: filters, search, code owners, sorting and paging driven by the query string', async () => {
+    const all = await get(t, repoPath, cookie);
+    expect(all.statusCode).toBe(200);
+    expect(all.body).toContain('Unhealthy (3)');
+    expect(all.body).toContain('Flaky (2)');
+    expect(all.body).toContain('Broken (1)');
+    expect(all.body).toContain('Quarantined (2)');
+    expect(all.body).toContain('3 tests in this list.');
+    const names = (body: string) =>
+      [...body.matchAll(/class="test-name" href="[^"]+\/tests\/([0-9a-f-]+)"/g)].map((m) => m[1]);
+    expect(names(all.body)).toHaveLength(3);
+    const broken = await get(t, `${repoPath}?show=broken`, cookie);
+    expect(names(broken.body)).toEqual([ids['test_broken']]);
+    expect(broken.body).toContain('aria-current="page">Broken (1)');
+    const quarantined = await get(t, `${repoPath}?show=quarantined`, cookie);
+    expect(names(quarantined.body).sort()).toEqual([ids[HOSTILE], ids['test_checkout']].sort());
+    const search = await get(t, `${repoPath}?q=CHECKOUT`, cookie);
+    expect(names(search.body)).toEqual([ids['test_checkout']]);
+    expect(search.body).toContain('1 test match.');
+    const owner = await get(t, `${repoPath}?owner=${encodeURIComponent('@acme/payments')}`, cookie);
+    expect(names(owner.body)).toEqual([ids['test_checkout']]);
+    const wildcard = await get(t, `${repoPath}?q=${encodeURIComponent('%')}`, cookie);
+    expect(names(wildcard.body)).toEqual([]);
+    const byName = await get(t, `${repoPath}?sort=name`, cookie);
+    expect(names(byName.body)).toEqual([ids[HOSTILE], ids['test_broken'], ids['test_checkout']]);
+    expect(byName.body).toContain('<option value="name" selected>');
+    const beyond = await get(t, `${repoPath}?page=99&show=nonsense&sort=nonsense`, cookie);
+    expect(beyond.statusCode).toBe(200);
+    expect(names(beyond.body)).toHaveLength(3);
+  });
+
+  it('follows an html_url of the API to the test page: status, history, chart, failures, owners, controls', async () => {
+    const [listed] = (await unhealthy('FLAKY')).filter((x) => x.name === 'test_checkout');
+    const url = new URL(listed!.html_url);
+    expect(url.origin).toBe(t.config.publicUrl);
+    const res = await get(t, url.pathname, cookie);
+    expect(res.statusCode).toBe(200);
+    const body = res.body;
+    expect(body).toContain('<h1>test_checkout</h1>');
+    expect(body).toContain('badge-flaky');
+    expect(body).toMatch(/Failed and passed on the same commit c0ffee0/);
+    expect(body).toContain(
+      'Status <span class="badge badge-healthy">HEALTHY</span> → <span class="badge badge-flaky">FLAKY</span>',
+    );
+    expect(body).toContain('50.0% (1 of 2 runs)');
+    expect(body).toContain('role="img"');
+    expect(body).toContain(
+      'Attempts per day over the last 30 days: 1 passed, 1 failed, 0 failed while quarantined.',
+    );
+    expect(body).toMatch(/<details>\s*<summary>Error: test_checkout &lt;boom&gt; — 1×/);
+    expect(body).toContain('@acme/payments');
+    expect(body).toContain('name="setting" value="NEVER_QUARANTINE"');
+    expect(body).toContain('Flag as flaky');
+    // Any case of the id, like the API.
+    expect((await get(t, `${repoPath}/tests/${listed!.id.toUpperCase()}`, cookie)).statusCode).toBe(200);
+  });
+
+  it('escapes a hostile test name and failure message everywhere', async () => {
+    for (const url of [
+      '/acme',
+      repoPath,
+      `${repoPath}?q=${encodeURIComponent('<script>')}`,
+      `${repoPath}/tests/${ids[HOSTILE]}`,
+    ]) {
+      const res = await get(t, url, cookie);
+      expect(res.statusCode).toBe(200);
+      expect(res.body).not.toContain('<script');
+      expect(res.body).not.toContain('<img src=x');
+    }
+    const page = await get(t, `${repoPath}/tests/${ids[HOSTILE]}`, cookie);
+    expect(page.body).toContain(
+      '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
+    expect(page.body).toContain('Error: &lt;script&gt;');
+  });
+
+  it('sends security headers with every page and caches the stylesheet', async () => {
+    const res = await get(t, repoPath, cookie);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(res.headers['content-security-policy']).not.toContain('script-src');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    const href = res.body.match(/<link rel="stylesheet" href="([^"]+)"/)?.[1] as string;
+    const css = await get(t, href);
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.headers['cache-control']).toContain('max-age=31536000');
+    const again = await t.app.inject({
+      method: 'GET',
+      url: href,
+      headers: { 'if-none-match': String(css.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+  });
+
+  it('answers pages of another organization exactly like unknown ones', async () => {
+    const otherTest = (
+      await t.post(
+        '/v1/flaky-tests/list-unhealthy-tests',
+        {
+          repo: { host: 'github.com', owner: 'globex', name: 'api' },
+          org_url_slug: 'globex',
+          status: 'FLAKY',
+          page_query: { page_size: 10 },
+        },
+        otherToken,
+      )
+    ).json().tests[0];
+    const foreign = [
+      '/globex',
+      new URL(otherTest.html_url).pathname,
+      new URL(otherTest.repository.html_url).pathname,
+      '/acme/repos/github.com/globex/api',
+      `${repoPath}/tests/${otherTest.id}`,
+      '/globex/repos/github.com/globex/api/queues/main',
+    ];
+    const unknown = [
+      '/nobody',
+      '/acme/repos/github.com/acme/nope',
+      `${repoPath}/tests/00000000-0000-5000-8000-000000000000`,
+      `${repoPath}/queues/main`,
+      `${repoPath}/nonsense/path`,
+    ];
+    const reference = await get(t, '/nobody', cookie);
+    expect(reference.statusCode).toBe(404);
+    for (const url of [...foreign, ...unknown]) {
+      const res = await get(t, url, cookie);
+      expect(res.statusCode, url).toBe(404);
+      expect(res.body, url).toBe(reference.body);
+      expect(res.body).not.toContain('globex_secret_test');
+    }
+    // Form posts too.
+    const post404 = await post(t, `/globex/repos/github.com/globex/api/tests/${otherTest.id}/flag`, cookie, {
+      _csrf: csrfOf(reference.body),
+      flagged: 'true',
+    });
+    expect(post404.statusCode).toBe(404);
+  });
+
+  it('refuses a form without the session’s CSRF token or from another site, and changes nothing', async () => {
+    const id = ids[HOSTILE] as string;
+    const testPath = `${repoPath}/tests/${id}`;
+    const page = await get(t, testPath, cookie);
+    const csrf = csrfOf(page.body);
+    const otherSession = await signIn(t, token);
+    const otherCsrf = csrfOf((await get(t, testPath, otherSession)).body);
+    expect(otherCsrf).not.toBe(csrf);
+    const attempts = [
+      post(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE' }),
+      post(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE', _csrf: 'forged' }),
+      post(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE', _csrf: otherCsrf }),
+      post(
+        t,
+        `${testPath}/quarantine`,
+        cookie,
+        { setting: 'NEVER_QUARANTINE', _csrf: csrf },
+        { origin: 'https://evil.example' },
+      ),
+      post(t, `${testPath}/flag`, cookie, { flagged: 'false', _csrf: csrf.slice(1) }),
+      post(t, '/logout', cookie, {}),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.statusCode).toBe(403);
+      expect(res.body).toContain('Form refused');
+    }
+    expect((await details(id)).quarantined).toBe(true);
+    expect((await get(t, repoPath, cookie)).statusCode).toBe(200);
+  });
+
+  it('changes the quarantine override through the page, as the API then shows', async () => {
+    const id = ids[HOSTILE] as string;
+    const testPath = `${repoPath}/tests/${id}`;
+    const csrf = csrfOf((await get(t, testPath, cookie)).body);
+    expect(await quarantinedIds()).toContain(id);
+    const res = await post(t, `${testPath}/quarantine`, cookie, {
+      _csrf: csrf,
+      setting: 'NEVER_QUARANTINE',
+      reason: 'must fail CI <always>',
+    });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`${testPath}?updated=quarantine`);
+    expect((await details(id)).quarantined).toBe(false);
+    expect(await quarantinedIds()).not.toContain(id);
+    const after = await get(t, res.headers.location as string, cookie);
+    expect(after.body).toContain('The quarantine override was saved.');
+    expect(after.body).toContain('name="setting" value="NEVER_QUARANTINE" checked');
+    expect(after.body).toContain('must fail CI &lt;always&gt;');
+    expect(after.body).toContain('Quarantine override auto → never quarantine');
+    const bad = await post(t, `${testPath}/quarantine`, cookie, { _csrf: csrf, setting: 'SOMETIMES' });
+    expect(bad.statusCode).toBe(400);
+  });
+
+  it('flags a test as flaky through the page, with the same use case as the API', async () => {
+    const { id } = await t.db.database.db
+      .selectFrom('test_cases')
+      .select('id')
+      .where('name', '=', 'test_fine')
+      .executeTakeFirstOrThrow();
+    const testPath = `${repoPath}/tests/${id}`;
+    const csrf = csrfOf((await get(t, testPath, cookie)).body);
+    expect((await details(id)).status.value).toBe('healthy');
+    const flagged = await post(t, `${testPath}/flag`, cookie, {
+      _csrf: csrf,
+      flagged: 'true',
+      reason: 'seen it flap',
+    });
+    expect(flagged.statusCode).toBe(303);
+    expect((await details(id)).status.value).toBe('flaky');
+    const page = await get(t, `${testPath}?updated=flag`, cookie);
+    expect(page.body).toContain('Remove the flaky flag');
+    expect(page.body).toContain('Flagged as flaky by hand');
+    const unflagged = await post(t, `${testPath}/flag`, cookie, { _csrf: csrf, flagged: 'false' });
+    expect(unflagged.statusCode).toBe(303);
+    expect((await details(id)).status.value).toBe('healthy');
+  });
+
+  it('signs out when the cookie is tampered with, expired, or its token revoked', async () => {
+    const tampered = cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    const res = await get(t, repoPath, tampered);
+    expect(res.statusCode).toBe(303);
+    expect(String(res.headers['set-cookie'])).toContain('Max-Age=0');
+    const saved = clock;
+    clock += 13 * 3_600_000;
+    expect((await get(t, repoPath, cookie)).statusCode).toBe(303);
+    clock = saved;
+    const own = await t.token('acme');
+    const doomed = await signIn(t, own);
+    expect((await get(t, repoPath, doomed)).statusCode).toBe(200);
+    const row = await t.db.database.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .orderBy('created_at', 'desc')
+      .where('token_prefix', '=', own.slice(0, 10))
+      .executeTakeFirstOrThrow();
+    await revokeToken(t.db.database.db, row.id, clock);
+    const after = await get(t, repoPath, doomed);
+    expect(after.statusCode).toBe(303);
+    expect(after.headers.location).toMatch(/^\/login/);
+    expect(String(after.headers['set-cookie'])).toContain('Max-Age=0');
+  });
+
+  it('reads owners of several segments, even ones named like a page ("tests", "queues")', async () => {
+    const repo = { host: 'gitlab.example', owner: 'acme/tests', name: 'queues' };
+    for (const fail of [true, false]) {
+      await upload(
+        t,
+        token,
+        [{ name: 'g.xml', content: junitXml([{ name: 'test_nested', fail: fail && 'x' }]) }],
+        {
+          repo,
+          sha: 'n1',
+          pr: 9,
+        },
+      );
+      clock += 1000;
+    }
+    const listed = (
+      await t.post(
+        '/v1/flaky-tests/list-unhealthy-tests',
+        { repo, org_url_slug: 'acme', status: 'FLAKY', page_query: { page_size: 10 } },
+        token,
+      )
+    ).json().tests[0];
+    const repoPage = await get(t, new URL(listed.repository.html_url).pathname, cookie);
+    expect(repoPage.statusCode).toBe(200);
+    expect(repoPage.body).toContain('gitlab.example/acme/tests/queues');
+    const testPage = await get(t, new URL(listed.html_url).pathname, cookie);
+    expect(testPage.statusCode).toBe(200);
+    expect(testPage.body).toContain('<h1>test_nested</h1>');
+  });
+
+  it('signs out with the form, which needs its CSRF token', async () => {
+    const session = await signIn(t, token);
+    const csrf = csrfOf((await get(t, '/acme', session)).body);
+    const res = await post(t, '/logout', session, { _csrf: csrf });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/login');
+    expect(String(res.headers['set-cookie'])).toContain('Max-Age=0');
+  });
+});
+
+describe('the merge queue pages', () => {
+  let s: GitScenario;
+  let cookie: string;
+  let runId: string;
+  const base = '/acme/repos/github.com/acme/web';
+
+  beforeAll(async () => {
+    s = await GitScenario.create({ directMergeMode: 'off', flakeProtection: 'ignore_quarantined' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add <a> feature');
+    await s.openPr(2, { 'b.txt': 'b\n' }, 'Add b');
+    // test_flaky: failed and passed on one commit → FLAKY, quarantined.
+    await upload(
+      s.t,
+      s.token,
+      [{ name: 'r.xml', content: junitXml([{ name: 'test_flaky', fail: 'timeout' }]) }],
+      {
+        sha: 'f1a4e00',
+      },
+    );
+    await upload(s.t, s.token, [{ name: 'r.xml', content: junitXml([{ name: 'test_flaky' }]) }], {
+      sha: 'f1a4e00',
+    });
+    await s.submit(1);
+    await s.settle();
+    const run = (await s.runsInProgress()).find((r) => r.tested.includes(1));
+    runId = run!.id;
+    await upload(
+      s.t,
+      s.token,
+      [
+        {
+          name: 'ci.xml',
+          content: junitXml([{ name: 'test_flaky', fail: 'AssertionError' }, { name: 'test_ok' }]),
+        },
+      ],
+      { sha: run!.sha, branch: 'ci-checkout' },
+    );
+    await s.post('/v1/git/reportStatus', {
+      repo: REPO,
+      sha: run!.sha,
+      context: 'ci',
+      state: 'failure',
+      url: 'https://ci.example/build/1',
+    });
+    await s.settle();
+    await s.settle();
+    expect((await s.pr(1)).state).toBe('merged');
+    await s.submit(2);
+    await s.settle();
+    cookie = await signIn(s.t, s.token);
+  });
+  afterAll(() => s.close());
+
+  it('queue page: state, settings, PRs in the queue with their wait, finished PRs and test runs', async () => {
+    const res = await get(s.t, `${base}/queues/main`, cookie);
+    expect(res.statusCode).toBe(200);
+    const body = res.body;
+    expect(body).toContain('<h1>Merge queue · main</h1>');
+    expect(body).toContain('badge-running');
+    expect(body).toContain('<dt>Flake protection</dt><dd>ignore_quarantined</dd>');
+    expect(body).toContain('<dt>Merge method</dt>');
+    expect(body).toContain(`href="${base}/queues/main/prs/2"`);
+    expect(body).toContain('Add &lt;a&gt; feature');
+    expect(body).toContain(`href="${base}/queues/main/runs/${runId}"`);
+    expect(body).toMatch(/In the queue \(1\)/);
+    // The repository page and the overview link the queue.
+    expect((await get(s.t, base, cookie)).body).toContain(`href="${base}/queues/main"`);
+    expect((await get(s.t, '/acme', cookie)).body).toContain(`href="${base}/queues/main"`);
+  });
+
+  it('test run page: everything getMergeQueueTestingDetails returns, each check linked', async () => {
+    const api = (
+      await s.post('/v1/getMergeQueueTestingDetails', { repo: REPO, targetBranch: 'main', testRunId: runId })
+    ).json();
+    const res = await get(s.t, `${base}/queues/main/runs/${runId}`, cookie);
+    expect(res.statusCode).toBe(200);
+    const body = res.body;
+    expect(body).toContain(api.testBranch);
+    expect(body).toContain(api.testBranchSha);
+    expect(body).toContain(
+      '<a href="https://ci.example/build/1" rel="noopener noreferrer">https://ci.example/build/1</a>',
+    );
+    expect(body).toContain('<dt>Status</dt><dd><span class="badge badge-succeeded">');
+    expect(body).toContain('<td>ci</td><td><span class="badge badge-failure">FAILURE</span>');
+    expect(body).toContain('1 upload(s), 2 tests, 1 failed');
+    expect(body).toContain('badge-ignored_quarantined');
+    expect(body).toContain(escapeHtml(api.flakeProtection.reason));
+    expect(body).toContain(`href="${base}/queues/main/prs/1"`);
+    expect(body).toContain('test_flaky</a>');
+    expect((await get(s.t, `${base}/queues/main/runs/not-a-run`, cookie)).statusCode).toBe(404);
+  });
+
+  it('PR page: the state with its reason, and why it merged despite a failed test (flake protection)', async () => {
+    const api = await s.pr(1);
+    const res = await get(s.t, `${base}/queues/main/prs/1`, cookie);
+    expect(res.statusCode).toBe(200);
+    const body = res.body;
+    expect(body).toContain('badge-merged');
+    expect(body).toContain('Merged despite a failed test.');
+    expect(body).toContain('<dt>Why</dt>');
+    expect(api.stateReason).toMatch(/only quarantined tests failed/);
+    expect(body).toContain(escapeHtml(api.stateReason));
+    expect(body).toContain('Flake protection judgement');
+    expect(body).toContain('<dt>Decision</dt><dd><span class="badge badge-ignored_quarantined">');
+    expect(body).toContain('test_flaky</a>');
+    for (const h of api.history) expect(body).toContain(escapeHtml(h.reason));
+    expect((await get(s.t, `${base}/queues/main/prs/99`, cookie)).statusCode).toBe(404);
+  });
+
+  it('pull request page: the PR of the built-in git forge and its submissions', async () => {
+    const res = await get(s.t, `${base}/pulls/1`, cookie);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Add &lt;a&gt; feature');
+    expect(res.body).toContain('feature-1 → main');
+    expect(res.body).toContain(`href="${base}/queues/main/prs/1"`);
+    expect((await get(s.t, `${base}/pulls/404`, cookie)).statusCode).toBe(404);
+  });
+});
