@@ -1,15 +1,17 @@
 import { existsSync } from 'node:fs';
+import { mkdir, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { BuildOutcome, Forge, ForgePullRequest, ForgeRepo, MergeOutcome } from '../app/ports.ts';
 import type { MergeMethod } from '../domain/queue/index.ts';
 import { findPullRequest, setPullRequestState } from '../store/git-prs.ts';
 import type { Tables } from '../store/schema.ts';
-import { GitForge } from './git/index.ts';
+import { GitForge, GitInputError } from './git/index.ts';
 
 /**
  * The plain-git forge: pull requests are registered through Mainline's API (a head branch in the
  * bare repository), CI reports statuses through the API, and git work happens in bare repositories
- * under `root` (`<host>/<owner>/<name>.git`), which users push to.
+ * under `root` (`<repository id>/<host>/<owner>/<name>.git`), which users push to.
  */
 export class GitRepositoryForge implements Forge {
   readonly git: GitForge;
@@ -22,17 +24,52 @@ export class GitRepositoryForge implements Forge {
     this.#now = options.now ?? Date.now;
   }
 
-  #exists(repo: ForgeRepo): boolean {
-    return existsSync(this.git.repoPath(repo));
+  /**
+   * Whether the repository's bare repository exists (an unusable name means it cannot). A bare
+   * repository in the layout before per-repository folders (`<root>/<host>/<owner>/<name>.git`) is
+   * moved into the folder of the oldest Mainline repository with that name, its first user.
+   */
+  async #exists(repo: ForgeRepo): Promise<boolean> {
+    let path: string;
+    try {
+      path = this.git.repoPath(repo);
+    } catch (error) {
+      if (error instanceof GitInputError) return false;
+      throw error;
+    }
+    if (existsSync(path)) return true;
+    const legacy = this.git.repoPath({ host: repo.host, owner: repo.owner, name: repo.name });
+    if (!existsSync(legacy)) return false;
+    const first = await this.#db
+      .selectFrom('repositories')
+      .select('id')
+      .where('host_key', '=', repo.host.toLowerCase())
+      .where('owner_key', '=', repo.owner.toLowerCase())
+      .where('name_key', '=', repo.name.toLowerCase())
+      .orderBy('created_at')
+      .orderBy('id')
+      .executeTakeFirst();
+    if (first?.id !== repo.id) return false;
+    await mkdir(dirname(path), { recursive: true });
+    await rename(legacy, path).catch((error: NodeJS.ErrnoException) => {
+      if (!existsSync(path)) throw error;
+    });
+    return true;
+  }
+
+  /** Creates the repository's bare repository (after adopting a legacy one) and returns its path. */
+  async ensureRepository(repo: ForgeRepo): Promise<string> {
+    await this.#exists(repo);
+    return this.git.ensureRepository(repo);
   }
 
   async head(repo: ForgeRepo, branch: string): Promise<string | null> {
-    return this.#exists(repo) ? this.git.head(repo, branch) : null;
+    return (await this.#exists(repo)) ? this.git.head(repo, branch) : null;
   }
 
   async pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null> {
     const row = await findPullRequest(this.#db, repo.id, number);
-    if (row === undefined || !this.#exists(repo)) return null;
+    if (row === undefined || !(await this.#exists(repo))) return null;
     const headSha = await this.git.head(repo, row.head_branch);
     if (headSha === null) return null;
     const target = await this.git.head(repo, row.base_branch);
@@ -70,12 +107,13 @@ export class GitRepositoryForge implements Forge {
     return result;
   }
 
-  deleteBranch(repo: ForgeRepo, branch: string): Promise<void> {
-    return this.#exists(repo) ? this.git.deleteBranch(repo, branch) : Promise.resolve();
+  async deleteBranch(repo: ForgeRepo, branch: string): Promise<void> {
+    if (await this.#exists(repo)) await this.git.deleteBranch(repo, branch);
   }
 
   async requiredStatuses(repo: ForgeRepo, branch: string) {
-    if (!this.#exists(repo)) return { serviceConfig: null, branchProtection: null, flakeProtection: null };
+    if (!(await this.#exists(repo)))
+      return { serviceConfig: null, branchProtection: null, flakeProtection: null };
     const read = await this.git.readRequiredStatuses(repo, branch);
     if (!read.ok) return { serviceConfig: null, branchProtection: null, flakeProtection: null };
     return {

@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
 import { type CheckOutcome, getPrRecord } from '../../domain/queue/index.ts';
+import { GitInputError } from '../../forge/git/index.ts';
 import type { GitRepositoryForge } from '../../forge/git-repository-forge.ts';
 import {
   commitStatuses,
@@ -29,8 +30,22 @@ export async function createGitRepository(
   forge: GitRepositoryForge,
   repo: RepoRef,
 ) {
+  try {
+    forge.git.repoPath(repo);
+  } catch (error) {
+    if (!(error instanceof GitInputError)) throw error;
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `${repo.host}/${repo.owner}/${repo.name} cannot be a git repository on this server: ${error.message} (use letters, digits, ".", "_" and "-"; no "..")`,
+      {
+        details: [
+          { path: '$.repo', expected: 'a repository name usable as a folder', message: error.message },
+        ],
+      },
+    );
+  }
   const { repository } = await ensureRepository(ctx.db, caller, repo, ctx.now());
-  return { path: await forge.git.ensureRepository(repository) };
+  return { path: await forge.ensureRepository(repository) };
 }
 
 /** Registers (or updates) a pull request of the plain-git forge: a head branch proposed for a base branch. */

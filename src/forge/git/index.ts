@@ -55,7 +55,7 @@ export class GitForge {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
-  /** `<root>/<host>/<owner>/<name>.git`; throws GitInputError for unsafe segments. */
+  /** `<root>/<id>/<host>/<owner>/<name>.git` (see repoPath); throws GitInputError for unsafe segments. */
   repoPath(repo: RepoId): string {
     return repoPath(this.root, repo);
   }

@@ -9,6 +9,12 @@ export interface RepoId {
   host: string;
   owner: string;
   name: string;
+  /**
+   * The Mainline repository's id. When present the repository lives in its own folder
+   * `<root>/<id>/<host>/<owner>/<name>.git`: repositories belong to organizations, and two
+   * organizations naming the same host/owner/name must never share one.
+   */
+  id?: string;
 }
 
 /** A branch and the commit it points at. */
@@ -33,15 +39,21 @@ function assertSegment(value: string, what: string, pattern: RegExp): void {
   }
 }
 
-/** `<root>/<host>/<owner…>/<name>.git`; refuses "..", empty or absolute segments and anything odd. */
+/**
+ * `<root>/<id>/<host>/<owner…>/<name>.git` (`<root>/<host>/<owner…>/<name>.git` without an id, the
+ * layout before repositories were kept apart per organization); refuses "..", empty or absolute
+ * segments and anything odd.
+ */
 export function repoPath(root: string, repo: RepoId): string {
   assertSegment(repo.host, 'host', HOST);
   const owner = repo.owner.split('/');
   if (owner.length > 20) throw new GitInputError(`owner ${show(repo.owner)} is nested too deeply`);
   for (const part of owner) assertSegment(part, 'owner segment', SEGMENT);
   assertSegment(repo.name, 'repository name', SEGMENT);
+  if (repo.id !== undefined) assertSegment(repo.id, 'repository id', SEGMENT);
   const base = resolve(root);
-  const path = join(base, repo.host, ...owner, `${repo.name}.git`);
+  const scope = repo.id === undefined ? [] : [repo.id];
+  const path = join(base, ...scope, repo.host, ...owner, `${repo.name}.git`);
   const rel = relative(base, path);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new GitInputError(`repository path escapes the root`);
   return path;
