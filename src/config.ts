@@ -35,6 +35,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Seconds to wait for in-flight requests on SIGTERM before exiting anyway (MAINLINE_SHUTDOWN_TIMEOUT). */
   readonly shutdownTimeoutSeconds: number;
+  /** Seconds a client has to send a whole request before it is cut off (MAINLINE_REQUEST_TIMEOUT). */
+  readonly requestTimeoutSeconds: number;
   /** Milliseconds between outgoing-webhook dispatcher passes (MAINLINE_WEBHOOK_POLL_MS); 0 turns it off. */
   readonly webhookPollMs: number;
   /** Milliseconds a webhook receiver has to answer (MAINLINE_WEBHOOK_TIMEOUT_MS). */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),
     shutdownTimeoutSeconds: readInt(env, 'MAINLINE_SHUTDOWN_TIMEOUT', 10, 0, 3600),
+    requestTimeoutSeconds: readInt(env, 'MAINLINE_REQUEST_TIMEOUT', 300, 1, 86_400),
     webhookPollMs: readInt(env, 'MAINLINE_WEBHOOK_POLL_MS', 1000, 0, 3_600_000),
     webhookTimeoutMs: readInt(env, 'MAINLINE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     github: readGitHub(env, cwd),

@@ -149,6 +149,13 @@ export async function ensureBootstrapToken(
     }
     return { kind: 'present', revoked: existing.revoked_at !== null };
   }
-  const created = await createToken(db, { ...input, name: 'bootstrap' });
-  return { kind: 'created', orgCreated: created.orgCreated };
+  try {
+    const created = await createToken(db, { ...input, name: 'bootstrap' });
+    return { kind: 'created', orgCreated: created.orgCreated };
+  } catch (error) {
+    // Replicas starting together on a new database race to insert the same token: the loser finds the
+    // winner's (and answers as if it had been there), anything else is a real error.
+    if ((await tokens.findTokenByHash(db, hashToken(input.token))) === undefined) throw error;
+    return ensureBootstrapToken(db, input);
+  }
 }

@@ -10,10 +10,12 @@ import type { Forge } from '../app/ports.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { AppError } from '../domain/errors.ts';
 import { createForge } from '../forge/router.ts';
 import { getOrCreateSecret } from '../store/secrets.ts';
+import { registerDashboard } from '../web/routes.ts';
 import { authHook } from './plugins/auth.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { registerErrorHandling, sendError } from './plugins/errors.ts';
 import { Metrics, registerMetrics } from './plugins/metrics.ts';
 import { RateLimiter } from './plugins/rate-limit.ts';
 import { registerGetTestDetails } from './routes/flaky-tests/get-test-details.ts';
@@ -47,6 +49,7 @@ import { registerDeleteWebhook } from './routes/webhooks/delete.ts';
 import { registerWebhookDeliveries } from './routes/webhooks/deliveries.ts';
 import { registerListWebhooks } from './routes/webhooks/list.ts';
 import type { Api, RouteDeps } from './types.ts';
+import { findNul, nulError } from './validation.ts';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -105,8 +108,25 @@ function loggerOptions(config: Config) {
   return {
     level: config.logLevel,
     redact: {
-      paths: ['req.headers["x-api-token"]', 'req.headers.authorization', 'req.headers.cookie'],
+      paths: [
+        'req.headers["x-api-token"]',
+        'req.headers.authorization',
+        'req.headers.cookie',
+        // Plugins log header objects of their own (e.g. multipart's busboy options).
+        '*.headers["x-api-token"]',
+        '*.headers.authorization',
+        '*.headers.cookie',
+      ],
       censor: '[redacted]',
+    },
+    serializers: {
+      // A signed upload URL is a credential for as long as it lives: its signature is never logged.
+      req: (req: { method: string; url: string; hostname?: string; ip?: string }) => ({
+        method: req.method,
+        url: req.url.replace(/([?&]signature=)[^&]*/g, '$1[redacted]'),
+        host: req.hostname,
+        remoteAddress: req.ip,
+      }),
     },
   };
 }
@@ -152,6 +172,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestId,
     requestIdHeader: false,
+    // A client that sends its request too slowly is cut off instead of holding a connection for ever.
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    // A URL Fastify cannot even route (a malformed percent-escape) gets the same error envelope.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendError(reply, new AppError('BAD_REQUEST', `The request could not be read: ${error.message}`));
+    },
   }).withTypeProvider();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   app.removeContentTypeParser('text/plain');
@@ -162,6 +189,18 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     accepting = false;
   });
   registerErrorHandling(app, config.bodyLimitBytes);
+  app.addHook('preValidation', async (request) => {
+    for (const [part, value] of [
+      ['$', request.body],
+      ['query', request.query],
+      ['params', request.params],
+    ] as const) {
+      if (Buffer.isBuffer(value) || typeof (value as { pipe?: unknown } | null)?.pipe === 'function')
+        continue;
+      const nul = findNul(value, part);
+      if (nul !== undefined) throw nulError(nul);
+    }
+  });
   registerMetrics(app, new Metrics({ processMetrics: options.processMetrics ?? false }), config.metricsToken);
   await registerOpenApi(app, config);
 
@@ -179,6 +218,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(async (raw) => registerRawRoutes(raw as unknown as Api, deps), { prefix: '/v1' });
   const onDelivery = options.onGitHubDelivery ?? (() => {});
   await app.register(async (hooks) => registerGitHubWebhook(hooks as unknown as Api, deps, onDelivery));
+  // The web dashboard (docs/dashboard.md): pages at the html_url links, signed in with an API token.
+  await registerDashboard(app, deps, await secret('dashboard_sessions'));
   await app.ready();
   return app;
 }

@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../domain/errors.ts';
+import { AppError } from '../domain/errors.ts';
 
 /** The shape of one schema-validation error as TypeBox (and Ajv) report it. */
 export interface SchemaIssue {
@@ -100,4 +101,35 @@ export function toDetails(issues: readonly SchemaIssue[], part: string): ErrorDe
   }
   const seen = new Set<string>();
   return details.filter((d) => !seen.has(d.message) && seen.add(d.message));
+}
+
+/**
+ * The JSON path of the first string (or key) holding a NUL character, if any. PostgreSQL cannot store
+ * NUL in text, and no field of this API has a use for it, so it is refused at the edge on both engines.
+ */
+export function findNul(value: unknown, path = '$', depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], `${path}[${i}]`, depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, child] of Object.entries(value)) {
+    const here = `${path}.${key}`;
+    if (key.includes('\u0000')) return here;
+    const found = findNul(child, here, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** A 400 naming the field with a NUL character. */
+export function nulError(path: string): AppError {
+  const message = `${path} contains a NUL character (\\u0000), which is not allowed`;
+  return new AppError('VALIDATION_FAILED', message, {
+    details: [{ path, expected: 'text without NUL characters', message }],
+  });
 }

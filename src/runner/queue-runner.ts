@@ -81,7 +81,8 @@ export class QueueRunner {
     if (row === undefined) return;
     const repo = await this.#repo(row.repo_id);
     const now = this.#ctx.now();
-    if (now - (this.#observedAt.get(queueId) ?? Number.NEGATIVE_INFINITY) >= OBSERVE_EVERY_MS) {
+    const every = this.#forge.pollIntervalMs?.(repo) ?? OBSERVE_EVERY_MS;
+    if (now - (this.#observedAt.get(queueId) ?? Number.NEGATIVE_INFINITY) >= every) {
       this.#observedAt.set(queueId, now);
       await this.#observe(queueId, repo, loadState(row).state);
     }
@@ -149,7 +150,9 @@ export class QueueRunner {
       await this.#apply(queueId, { type: 'target_moved', sha: head });
     }
     for (const entry of Object.values(state.prs)) {
-      if (TERMINAL.has(entry.state)) continue;
+      // The PR being merged is left to its merge action: after a crash the forge may already call it
+      // merged, and the repeated (idempotent) merge reports that, rather than a spurious cancel first.
+      if (TERMINAL.has(entry.state) || state.merging?.prNumber === entry.number) continue;
       const pr = await this.#forge.pullRequest(repo, entry.number);
       if (pr === null || pr.state !== 'open') {
         await this.#apply(queueId, {

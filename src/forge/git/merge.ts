@@ -85,6 +85,9 @@ async function newCommit(
     const message = `Merge pull request #${req.prNumber}: ${title}`;
     return commitTree(ctx, merged.tree, [targetSha, req.headSha], message, { committerDate: now });
   }
+  // A squash that changes nothing: the target has the PR's changes already, e.g. this same squash landed
+  // and the process died before the queue recorded it. Squashing again would add an empty duplicate.
+  if (merged.tree === (await commitInfo(ctx, targetSha)).tree) return targetSha;
   const head = await commitInfo(ctx, req.headSha);
   const message = `${title} (#${req.prNumber})${await squashBody(ctx, targetSha, req.headSha)}`;
   return commitTree(ctx, merged.tree, [targetSha], message, { author: head.author, committerDate: now });

@@ -34,7 +34,9 @@ export const MergeMethod = Type.Union([
 ]);
 
 export const QueueRef = { repo: RepoRef, targetBranch: TargetBranch };
-export const MergePr = Type.Object({ number: Type.Integer({ minimum: 0, maximum: 4294967295 }) });
+/** The largest pull request number stored (a 32-bit signed integer; forges number PRs far below it). */
+export const PR_NUMBER_MAX = 2147483647;
+export const MergePr = Type.Object({ number: Type.Integer({ minimum: 0, maximum: PR_NUMBER_MAX }) });
 
 export const FlakeProtection = Type.Union(
   [Type.Literal('off'), Type.Literal('ignore_quarantined'), Type.Literal('retry_flaky')],

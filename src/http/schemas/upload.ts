@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { RepoRef } from './common.ts';
+import { PR_NUMBER_MAX } from './queue.ts';
 
 /** The `meta` part of POST /v1/test-results/upload (docs/upload-contract.md). */
 export const UploadMeta = Type.Object({
@@ -7,7 +8,7 @@ export const UploadMeta = Type.Object({
   org_url_slug: Type.String({ minLength: 1, maxLength: 64 }),
   branch: Type.String({ minLength: 1, maxLength: 1000 }),
   commit_sha: Type.String({ minLength: 1, maxLength: 100 }),
-  pr_number: Type.Optional(Type.Integer({ minimum: 1, maximum: 4294967295 })),
+  pr_number: Type.Optional(Type.Integer({ minimum: 1, maximum: PR_NUMBER_MAX })),
   pr_title: Type.Optional(Type.String({ maxLength: 1000 })),
   job_name: Type.Optional(Type.String({ maxLength: 1000 })),
   job_url: Type.Optional(Type.String({ maxLength: 2000 })),

@@ -8,10 +8,11 @@ import {
 import { gitForgeOf } from '../../../forge/router.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors, RepoRef } from '../../schemas/common.ts';
+import { PR_NUMBER_MAX } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 const Branch = Type.String({ minLength: 1, maxLength: 255 });
-const PrNumber = Type.Integer({ minimum: 1, maximum: 4294967295 });
+const PrNumber = Type.Integer({ minimum: 1, maximum: PR_NUMBER_MAX });
 
 /**
  * The plain-git forge's own API (Mainline extension): where GitHub has pull requests and a statuses

@@ -2,13 +2,14 @@ import { Type } from 'typebox';
 import { setImpactedTargets } from '../../../app/queue/prs.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
-import { QueueRef } from '../../schemas/queue.ts';
+import { PR_NUMBER_MAX, QueueRef } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 /** pr.number may be a JSON string of digits: trunk-io/merge-action sends it that way. */
 const PrNumber = Type.Union([
-  Type.Integer({ minimum: 1, maximum: 4294967295 }),
-  Type.String({ pattern: '^[1-9][0-9]{0,9}$' }),
+  Type.Integer({ minimum: 1, maximum: PR_NUMBER_MAX }),
+  // Digits only, below PR_NUMBER_MAX (nine digits: no forge numbers PRs that high).
+  Type.String({ pattern: '^[1-9][0-9]{0,8}$' }),
 ]);
 
 export function registerSetImpactedTargets(app: Api, { ctx }: RouteDeps): void {

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { receiveBundle } from '../../../app/ingest/bundle-upload.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
+import { AppError } from '../../../domain/errors.ts';
 import { validatorFor } from '../../meta.ts';
 import { ErrorEnvelope } from '../../schemas/common.ts';
 import { UploadMeta, UploadResponse } from '../../schemas/upload.ts';
@@ -49,11 +50,25 @@ export async function registerRawRoutes(app: Api, { ctx, urlSigner }: RouteDeps)
       schema: {
         tags: ['test results'],
         summary: 'Uploader telemetry: accepted and ignored',
-        response: { 200: Type.Object({}) },
+        response: { 200: Type.Object({}), 413: ErrorEnvelope },
       },
     },
     async (request) => {
-      (request.body as Readable | undefined)?.resume?.();
+      // Read and dropped, but never more than the body limit (the route needs no token).
+      let bytes = 0;
+      const body = request.body as Readable | undefined;
+      if (body !== undefined && typeof body[Symbol.asyncIterator] === 'function') {
+        for await (const chunk of body) {
+          bytes += (chunk as Buffer).length;
+          if (bytes > ctx.config.bodyLimitBytes) {
+            body.destroy();
+            throw new AppError(
+              'PAYLOAD_TOO_LARGE',
+              `The request body is larger than the limit of ${ctx.config.bodyLimitBytes} bytes`,
+            );
+          }
+        }
+      }
       return {};
     },
   );

@@ -63,14 +63,24 @@ export function registerUpload(app: Api, { ctx }: RouteDeps): void {
         }
         let meta: Meta | undefined;
         const files: ParsedFile[] = [];
-        for await (const part of request.parts()) {
-          if (part.fieldname === 'meta') {
-            meta = readMeta(
-              part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
-            );
-          } else if (part.type === 'file') {
-            files.push(await readFilePart(part, maxBytes));
+        try {
+          for await (const part of request.parts()) {
+            if (part.fieldname === 'meta') {
+              meta = readMeta(
+                part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
+              );
+            } else if (part.type === 'file') {
+              files.push(await readFilePart(part, maxBytes));
+            }
           }
+        } catch (error) {
+          // Our own answers (bad meta, limits) as they are; a body busboy cannot read is the client's fault.
+          if (error instanceof AppError || (error as { statusCode?: number }).statusCode !== undefined)
+            throw error;
+          throw new AppError(
+            'BAD_REQUEST',
+            `The multipart body could not be read: ${(error as Error).message}; send multipart/form-data with a meta part and junit file parts`,
+          );
         }
         if (meta === undefined)
           throw new AppError(
