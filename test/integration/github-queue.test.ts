@@ -187,6 +187,26 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
     expect(s.sim.faults.pending).toBe(0);
   });
 
+  it('a push to the target branch from outside the queue rebuilds the test branch on the new head', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off' });
+    const number = await s.sim.openPullRequest(owner, name, {
+      head: 'f',
+      title: 'F',
+      files: { 'f.txt': 'f\n' },
+    });
+    await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
+    await s.settle();
+    const before = (await s.runsInProgress())[0]!;
+    const pushed = await s.sim.commit(owner, name, 'main', { 'hotfix.txt': 'urgent\n' }, 'Hotfix');
+    await s.settle();
+    const after = (await s.runsInProgress())[0]!;
+    expect(after.id).not.toBe(before.id);
+    expect(await s.sim.fileAt(owner, name, after.sha, 'hotfix.txt')).toBe('urgent\n');
+    expect(await s.sim.fileAt(owner, name, after.sha, 'f.txt')).toBe('f\n');
+    const row = await s.t.db.database.db.selectFrom('merge_queues').select('state').executeTakeFirstOrThrow();
+    expect(JSON.parse(row.state).targetHead).toBe(pushed);
+  });
+
   it('commands are ignored when the queue turns them off', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off', commandsEnabled: false });
     const number = await s.sim.openPullRequest(owner, name, {
