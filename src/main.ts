@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ensureBootstrapToken } from './app/tokens.ts';
 import type { Config } from './config.ts';
@@ -65,7 +68,13 @@ export async function startServer(config: Config): Promise<Server> {
       background.push(events);
     }
     if (config.queuePollMs > 0)
-      background.push(startQueueRunner(new QueueRunner(ctx, forge, app.log), config.queuePollMs, app.log));
+      background.push(
+        startQueueRunner(
+          new QueueRunner(ctx, forge, app.log, { owner: runnerId(config) }),
+          config.queuePollMs,
+          app.log,
+        ),
+      );
     if (config.webhookPollMs > 0)
       background.push(
         startWebhookDispatcher(
@@ -85,6 +94,26 @@ export async function startServer(config: Config): Promise<Server> {
     await built?.close().catch(() => {});
     await database.close();
     throw error;
+  }
+}
+
+/**
+ * The queue runner's lease owner. The embedded SQLite database serves one server, which keeps a stable
+ * id in its data folder: restarted after a crash, it resumes its queues at once instead of waiting for
+ * its own dead lease to expire. Replicas on PostgreSQL each take a fresh id .
+ */
+function runnerId(config: Config): string | undefined {
+  if (config.databaseUrl !== undefined) return undefined;
+  const file = path.join(config.dataDir, 'runner-id');
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    try {
+      writeFileSync(file, `${randomUUID()}\n`, { flag: 'wx' });
+    } catch {
+      // Another start wrote it first: use that one.
+    }
+    return readFileSync(file, 'utf8').trim() || undefined;
   }
 }
 

@@ -38,7 +38,8 @@ type Log = {
  * and carries out the outbox actions through the forge, feeding each result back as an engine event.
  */
 export class QueueRunner {
-  readonly owner = randomUUID();
+  /** This runner's lease owner id; a restarted single server passes its stable id to resume at once. */
+  readonly owner: string;
   readonly #ctx: AppContext;
   readonly #forge: Forge;
   readonly #log: Log;
@@ -48,7 +49,8 @@ export class QueueRunner {
   /** `<queue>@<target head>` whose required statuses were read from the forge. */
   readonly #discovered = new Set<string>();
 
-  constructor(ctx: AppContext, forge: Forge, log: Log) {
+  constructor(ctx: AppContext, forge: Forge, log: Log, options: { owner?: string } = {}) {
+    this.owner = options.owner ?? randomUUID();
     this.#ctx = ctx;
     this.#forge = forge;
     this.#log = log;
