@@ -12,7 +12,7 @@ declare module 'autocannon' {
     p99: number;
     p99_9: number;
   }
-  interface RequestSpec {
+  export interface RequestSpec {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
@@ -30,6 +30,8 @@ declare module 'autocannon' {
     timeout?: number;
     pipelining?: number;
     requests?: RequestSpec[];
+    /** Requests per second over all connections (a rate limit; absent: as fast as possible). */
+    overallRate?: number;
   }
   interface Result {
     latency: Histogram;
@@ -41,6 +43,15 @@ declare module 'autocannon' {
     duration: number;
     '2xx': number;
   }
-  function autocannon(options: Options): Promise<Result>;
+  /** A running load: a promise of its result that can also be stopped early and listened to. */
+  interface Instance extends PromiseLike<Result> {
+    stop(): void;
+    /** Every answer, with its latency in milliseconds. */
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+    ): this;
+  }
+  function autocannon(options: Options): Instance;
   export default autocannon;
 }

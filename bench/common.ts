@@ -1,4 +1,5 @@
 // Parameters of a bench run and small helpers shared by the bench modules.
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,15 @@ function num(name: string, fallback: number): number {
   return value;
 }
 
+/** Like num, but 0 is allowed (it turns the part off). */
+function numOrZero(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number ≥ 0, got "${raw}"`);
+  return value;
+}
+
 function list(name: string, fallback: string[]): string[] {
   const raw = process.env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
@@ -24,6 +34,14 @@ function list(name: string, fallback: string[]): string[] {
 }
 
 export type Engine = 'sqlite' | 'postgres';
+
+/**
+ * Parts of a run (BENCH_ONLY): ingest (parse and upload a big file into a fresh database), reads
+ * (every read endpoint on the seeded database), contention (a big upload while list-unhealthy-tests
+ * is under load, on the seeded database), soak (mixed load for BENCH_SOAK_SECONDS, memory sampled).
+ */
+export const ALL_PARTS = ['ingest', 'reads', 'contention', 'soak'] as const;
+export type Part = (typeof ALL_PARTS)[number];
 
 /** Everything a run depends on, read once from the environment. */
 export interface Params {
@@ -47,8 +65,29 @@ export interface Params {
   readonly parseRepeat: number;
   /** BENCH_ENGINES: sqlite,postgres. */
   readonly engines: Engine[];
-  /** BENCH_ONLY: ingest,reads. */
-  readonly parts: ('ingest' | 'reads')[];
+  /** BENCH_ONLY: ingest,reads,contention,soak. */
+  readonly parts: Part[];
+  /**
+   * BENCH_WRK: the wrk binary (default: wrk on PATH); 0 turns wrk off. Undefined when absent: the
+   * load figures are then autocannon's only.
+   */
+  readonly wrk: string | undefined;
+  /** Why wrk is not used (absent, or turned off), for the report. */
+  readonly wrkMissing: string | undefined;
+  /** BENCH_WRK_THREADS: wrk threads (default 1: the server needs the other core). */
+  readonly wrkThreads: number;
+  /** BENCH_READ_QUEUE_PRS: pull requests submitted to the merge queue seeded for the queue reads. */
+  readonly queuePrs: number;
+  /** BENCH_SOAK_SECONDS: length of the soak (default 600; 0 skips it). */
+  readonly soakSeconds: number;
+  /** BENCH_SOAK_SAMPLE_SECONDS: memory sampling interval of the soak (default 10; a twentieth of a soak under 200 s). */
+  readonly soakSampleSeconds: number;
+  /** BENCH_SOAK_ENGINE: the engine the soak runs on (default the first engine of the run). */
+  readonly soakEngine: Engine | undefined;
+  /** BENCH_SOAK_RATE: reads per second of the soak's read load (default 200; 0: as fast as possible). */
+  readonly soakRate: number;
+  /** BENCH_SOAK_UPLOAD_CASES: test cases of each small upload of the soak (one a second; default 200). */
+  readonly soakUploadCases: number;
   /** BENCH_CACHE_DIR: generated files and seeded SQLite databases, kept between runs. */
   readonly cacheDir: string;
   /** DATABASE_URL (admin connection); the bench works in the database `mainline_bench`. */
@@ -61,14 +100,17 @@ export interface Params {
 
 export function readParams(): Params {
   const scale = num('BENCH_SCALE', 1);
-  const parts = list('BENCH_ONLY', ['ingest', 'reads']).filter(
-    (p): p is 'ingest' | 'reads' => p === 'ingest' || p === 'reads',
+  const parts = list('BENCH_ONLY', [...ALL_PARTS]).filter((p): p is Part =>
+    (ALL_PARTS as readonly string[]).includes(p),
   );
   const engines = list('BENCH_ENGINES', ['sqlite', 'postgres']).filter(
     (e): e is Engine => e === 'sqlite' || e === 'postgres',
   );
   const docsEnv = process.env['BENCH_DOCS']?.trim();
-  const fullRun = scale === 1 && parts.length === 2 && engines.length === 2;
+  const fullRun = scale === 1 && parts.length === ALL_PARTS.length && engines.length === 2;
+  const wrk = findWrk();
+  const soakEngineEnv = process.env['BENCH_SOAK_ENGINE']?.trim();
+  const soakEngine = soakEngineEnv === 'sqlite' || soakEngineEnv === 'postgres' ? soakEngineEnv : engines[0];
   const docsPath =
     docsEnv === '0' || docsEnv === 'false'
       ? undefined
@@ -93,11 +135,49 @@ export function readParams(): Params {
     parseRepeat: Math.round(num('BENCH_INGEST_REPEAT', 5)),
     engines,
     parts,
+    wrk: wrk.path,
+    wrkMissing: wrk.missing,
+    wrkThreads: Math.round(num('BENCH_WRK_THREADS', 1)),
+    queuePrs: Math.round(num('BENCH_READ_QUEUE_PRS', 40)),
+    soakSeconds: numOrZero('BENCH_SOAK_SECONDS', 600),
+    soakSampleSeconds: num(
+      'BENCH_SOAK_SAMPLE_SECONDS',
+      soakSampleDefault(numOrZero('BENCH_SOAK_SECONDS', 600)),
+    ),
+    soakEngine,
+    soakRate: numOrZero('BENCH_SOAK_RATE', 200),
+    soakUploadCases: Math.round(num('BENCH_SOAK_UPLOAD_CASES', 200)),
     cacheDir: path.resolve(process.env['BENCH_CACHE_DIR'] ?? path.join(os.tmpdir(), 'mainline-bench')),
     pgAdminUrl: process.env['DATABASE_URL']?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
     seedMaxAgeHours: num('BENCH_SEED_MAX_AGE_HOURS', 48),
     docsPath,
   };
+}
+
+/** 10 s, or a twentieth of a short soak, so even a quick check has enough samples for a slope. */
+function soakSampleDefault(soakSeconds: number): number {
+  return Math.max(1, Math.min(10, soakSeconds / 20));
+}
+
+/** The wrk binary: BENCH_WRK (a path, or 0/false to turn it off), else `wrk` on PATH. */
+function findWrk(): { path: string | undefined; missing: string | undefined } {
+  const env = process.env['BENCH_WRK']?.trim();
+  if (env === '0' || env === 'false') return { path: undefined, missing: 'turned off by BENCH_WRK=0' };
+  if (env !== undefined && env !== '') {
+    return fs.existsSync(env)
+      ? { path: env, missing: undefined }
+      : { path: undefined, missing: `BENCH_WRK=${env} does not exist` };
+  }
+  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'wrk');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return { path: candidate, missing: undefined };
+    } catch {
+      // not here
+    }
+  }
+  return { path: undefined, missing: 'wrk is not installed (not on PATH)' };
 }
 
 /** The PostgreSQL URL of the bench database, optionally pinned to one schema through search_path. */

@@ -4,9 +4,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fmt, type Params, ROOT } from './common.ts';
+import type { ContentionReport } from './contention.ts';
 import type { IngestReport } from './ingest.ts';
-import type { LoadResult } from './load.ts';
+import type { LoadResult, WindowStats } from './load.ts';
 import type { ReadsReport } from './reads.ts';
+import { FLAT_GROWTH, FLOOR_SAMPLES, type SoakReport, type Trend } from './soak.ts';
 
 export interface Machine {
   readonly cpu: string;
@@ -69,9 +71,11 @@ function readRow(r: LoadResult, base: LoadResult): string[] {
     fmt.int(r.p50),
     fmt.int(r.p99),
     fmt.ms(r.seq.p50),
+    fmt.ratio(r.seq.p50 / base.seq.p50),
     fmt.ms(r.seq.p99),
     fmt.ratio(r.seq.p99 / base.seq.p99),
     fmt.ms(r.seq.max),
+    fmt.int(r.seq.n),
     String(r.failed),
   ];
 }
@@ -83,22 +87,145 @@ const READ_HEAD = [
   'p50 ms (load)',
   'p99 ms (load)',
   'p50 ms (seq)',
+  'p50 (seq) ÷ baseline',
   'p99 ms (seq)',
   'p99 (seq) ÷ baseline',
   'max ms (seq)',
+  'n (seq)',
   'non-2xx',
 ];
 
+const WRK_HEAD = [
+  'request',
+  'wrk req/s',
+  'req/s ÷ baseline',
+  'wrk p50 ms',
+  'p50 ÷ baseline',
+  'wrk p90 ms',
+  'wrk p99 ms',
+  'p99 ÷ baseline',
+  'wrk max ms',
+  'non-2xx/errors',
+];
+
+function wrkRow(r: LoadResult, base: LoadResult): string[] | undefined {
+  const w = r.wrk;
+  const b = base.wrk;
+  if (w === undefined || b === undefined) return undefined;
+  return [
+    r.name,
+    fmt.int(w.rps),
+    fmt.ratio(w.rps / b.rps),
+    fmt.ms(w.p50),
+    fmt.ratio(w.p50 / b.p50),
+    fmt.ms(w.p90),
+    fmt.ms(w.p99),
+    fmt.ratio(w.p99 / b.p99),
+    fmt.ms(w.max),
+    String(w.failed),
+  ];
+}
+
+const engineTitle = (e: string) => (e === 'sqlite' ? 'SQLite' : 'PostgreSQL');
+
 function readTables(reads: ReadsReport): { title: string; table: Table }[] {
   const base = reads.baseline;
+  if (base === undefined) return [];
   const out = [{ title: 'Baseline', table: { head: READ_HEAD, rows: [readRow(base, base)] } }];
   for (const e of reads.engines) {
+    if (e.results.length === 0) continue;
     out.push({
-      title: e.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL',
+      title: engineTitle(e.engine),
       table: { head: READ_HEAD, rows: e.results.map((r) => readRow(r, base)) },
     });
   }
+  if (base.wrk === undefined) return out;
+  const baseRow = wrkRow(base, base);
+  out.push({
+    title: 'Baseline (wrk)',
+    table: { head: WRK_HEAD, rows: baseRow === undefined ? [] : [baseRow] },
+  });
+  for (const e of reads.engines) {
+    const rows = e.results.map((r) => wrkRow(r, base)).filter((r): r is string[] => r !== undefined);
+    if (rows.length === 0) continue;
+    out.push({ title: `${engineTitle(e.engine)} (wrk)`, table: { head: WRK_HEAD, rows } });
+  }
   return out;
+}
+
+function windowCells(w: WindowStats): string[] {
+  return [fmt.int(w.rps), fmt.ms(w.p50), fmt.ms(w.p99), fmt.ms(w.max)];
+}
+
+function contentionTable(reports: readonly ContentionReport[]): Table {
+  const rows: string[][] = [];
+  for (const c of reports) {
+    const alone = c.readsAlone;
+    rows.push([
+      `${c.engine}: list-unhealthy-tests page 1 alone`,
+      '',
+      '',
+      ...windowCells(alone),
+      '1.00',
+      String(alone.failed),
+    ]);
+    rows.push([`${c.engine}: upload alone`, fmt.s(c.uploadAlone), '1.00', '', '', '', '', '', '']);
+    rows.push([
+      `${c.engine}: upload + list-unhealthy-tests page 1`,
+      fmt.s(c.uploadDuring),
+      fmt.ratio(c.uploadDuring / c.uploadAlone),
+      ...windowCells(c.readsDuring),
+      fmt.ratio(c.readsDuring.p99 / alone.p99),
+      String(c.readsDuring.failed),
+    ]);
+  }
+  return {
+    head: [
+      'measurement',
+      'upload s',
+      'upload ÷ alone',
+      'reads/s',
+      'read p50 ms',
+      'read p99 ms',
+      'read max ms',
+      'read p99 ÷ alone',
+      'non-2xx',
+    ],
+    rows,
+  };
+}
+
+const pct = (f: number) => (Number.isFinite(f) ? `${(f * 100).toFixed(1)}%` : 'n/a');
+
+function soakTable(soak: SoakReport): Table {
+  const row = (name: string, t: Trend) => [
+    name,
+    fmt.mb(t.start),
+    fmt.mb(t.end),
+    fmt.mb(t.max),
+    Number.isFinite(t.slopeMBPerMinute) ? t.slopeMBPerMinute.toFixed(2) : 'n/a',
+    pct(t.growthSecondHalf),
+    t.verdict,
+  ];
+  return {
+    head: ['server memory', 'start', 'end', 'max', 'MB/min (2nd half)', 'growth (2nd half)', 'verdict'],
+    rows: [
+      row('RSS (VmRSS)', soak.rss),
+      row(`V8 heap used, floor (lowest of the last ${FLOOR_SAMPLES} samples)`, soak.heapFloor),
+    ],
+  };
+}
+
+function soakSummary(soak: SoakReport): string {
+  const mb = (b: number) => (b / 1048576).toFixed(0);
+  return (
+    `${soak.engine}, ${Math.round(soak.seconds)} s: reads ${fmt.int(soak.reads.n)} (${fmt.int(soak.reads.rps)}/s, ` +
+    `p50 ${fmt.ms(soak.reads.p50)} ms, p99 ${fmt.ms(soak.reads.p99)} ms, max ${fmt.ms(soak.reads.max)} ms, ` +
+    `${soak.reads.failed} non-2xx); uploads ${soak.uploads.n} of ${soak.uploadCases} test cases ` +
+    `(p50 ${fmt.ms(soak.uploads.p50)} ms, p99 ${fmt.ms(soak.uploads.p99)} ms, ${soak.uploads.failed} failed). ` +
+    `RSS MB every ${soak.sampleSeconds} s: ${soak.samples.map((x) => mb(x.rss)).join(', ')}. ` +
+    `Heap used MB: ${soak.samples.map((x) => mb(x.heapUsed)).join(', ')}.`
+  );
 }
 
 /** The plain-text report printed on stdout. */
@@ -113,6 +240,14 @@ export function renderText(report: RunReport): string {
   }
   if (report.reads !== undefined) {
     for (const t of readTables(report.reads)) parts.push(`Reads: ${t.title}`, text(t.table));
+    if (report.params.wrk === undefined) parts.push(`wrk: ${report.params.wrkMissing}; autocannon only`);
+    const contention = report.reads.engines.flatMap((e) => e.contention ?? []);
+    if (contention.length > 0)
+      parts.push('Ingestion under concurrent reads', text(contentionTable(contention)));
+    for (const e of report.reads.engines) {
+      if (e.soak === undefined) continue;
+      parts.push(`Soak: ${soakSummary(e.soak)}`, text(soakTable(e.soak)));
+    }
   }
   parts.push(
     verdicts(report)
@@ -157,8 +292,75 @@ function verdicts(report: RunReport): string[] {
       );
     }
   }
+  for (const e of report.reads?.engines ?? []) {
+    const c = e.contention;
+    if (c !== undefined) {
+      out.push(
+        `${engineTitle(c.engine)}, ingestion under reads: the ${fmt.int(c.cases)}-case upload took ${fmt.s(c.uploadDuring)} s with ` +
+          `${c.connections} connections reading list-unhealthy-tests (${fmt.s(c.uploadAlone)} s alone, ×${fmt.ratio(c.uploadDuring / c.uploadAlone)}); ` +
+          `read p50 ${fmt.ms(c.readsAlone.p50)} → ${fmt.ms(c.readsDuring.p50)} ms, p99 ${fmt.ms(c.readsAlone.p99)} → ${fmt.ms(c.readsDuring.p99)} ms, ` +
+          `max ${fmt.ms(c.readsDuring.max)} ms during the upload` +
+          (c.engine === 'sqlite'
+            ? ' (SQLite writes in the server’s event loop: a read that arrives during the upload’s transaction waits for it).'
+            : '.'),
+      );
+    }
+  }
+  for (const e of report.reads?.engines ?? []) {
+    const soak = e.soak;
+    if (soak !== undefined) {
+      out.push(
+        `Soak (${engineTitle(soak.engine)}, ${soak.seconds >= 120 ? `${Math.round(soak.seconds / 60)} min` : `${Math.round(soak.seconds)} s`} of mixed load): RSS ${fmt.mb(soak.rss.start)} → ${fmt.mb(soak.rss.end)} (max ${fmt.mb(soak.rss.max)}), ` +
+          `${Number.isFinite(soak.rss.slopeMBPerMinute) ? soak.rss.slopeMBPerMinute.toFixed(2) : 'n/a'} MB/min over the second half, growth ${pct(soak.rss.growthSecondHalf)} — ` +
+          `${soak.rss.verdict}${soak.rss.verdict === 'too short' ? ' (fewer than 3 samples in the second half)' : ` (flat: under ${FLAT_GROWTH * 100}% over the second half)`}; ` +
+          `V8 heap floor ${fmt.mb(soak.heapFloor.start)} → ${fmt.mb(soak.heapFloor.end)}, ${soak.heapFloor.verdict}.`,
+      );
+    }
+  }
   return out;
 }
+
+/** How to run it again: the commands and the environment knobs (written into the markdown). */
+export const REPRODUCE = `## Reproduce
+
+\`npm run bench\` runs bench/run.ts (ingestion, reads, ingestion under reads, soak) and then bench/queue-main.ts
+(the merge-queue simulation, docs/benchmarks-queue.md). Needs PostgreSQL at \`DATABASE_URL\` (an admin
+connection; default \`postgres://postgres@127.0.0.1:5432/postgres\`: the bench creates the database
+\`mainline_bench\`, and \`mainline_bench_scratch\` while it runs), git, and wrk on PATH for the wrk tables.
+A full run writes this file; a smaller one writes \`$BENCH_CACHE_DIR/benchmarks.md\` unless BENCH_DOCS says
+otherwise. Seeded databases are cached (BENCH_CACHE_DIR, and schemas \`seed_*\` of \`mainline_bench\`) for 48 h and
+left as seeded: every run works on a copy. A run at another BENCH_SCALE replaces the cached seed.
+
+\`\`\`sh
+npm run bench   # full scale: about 35 min (+6 to seed a cold cache), then the queue simulation (3 min)
+BENCH_ONLY=reads BENCH_ENGINES=sqlite node --import tsx bench/run.ts   # one part, one engine, no queue simulation
+BENCH_SCALE=0.02 BENCH_DURATION=2 BENCH_SEQUENTIAL=50 BENCH_SOAK_SECONDS=30 \\
+  BENCH_DOCS=/tmp/bench-check.md node --import tsx bench/run.ts   # a check of the bench itself, about 5 min
+\`\`\`
+
+| variable | default | what |
+| --- | --- | --- |
+| BENCH_SCALE | 1 | data size: 100k-case upload, 200k test cases / 5M results to read (+ a tenth in a second organization) |
+| BENCH_ONLY | ingest,reads,contention,soak | parts to run |
+| BENCH_ENGINES | sqlite,postgres | engines |
+| BENCH_DURATION | 10 | seconds of each autocannon run and of each wrk run |
+| BENCH_CONNECTIONS | 10 | connections of autocannon and wrk |
+| BENCH_SEQUENTIAL | 500 | requests of each one-at-a-time loop |
+| BENCH_INGEST_REPEAT | 5 | in-process parse repetitions (median) |
+| BENCH_WRK | wrk on PATH | wrk binary; 0 turns wrk off (autocannon only) |
+| BENCH_WRK_THREADS | 1 | wrk threads |
+| BENCH_READ_QUEUE_PRS | 40 | PRs of the merge queue built for the queue reads |
+| BENCH_SOAK_SECONDS | 600 | soak length; 0 skips it |
+| BENCH_SOAK_ENGINE | first engine | engine of the soak |
+| BENCH_SOAK_RATE | 200 | reads per second during the soak (0: as fast as possible) |
+| BENCH_SOAK_UPLOAD_CASES | 200 | test cases of the soak's upload each second |
+| BENCH_SOAK_SAMPLE_SECONDS | 10 | memory sampling interval (a twentieth of a soak shorter than 200 s) |
+| BENCH_CACHE_DIR | $TMPDIR/mainline-bench | generated files and seeded SQLite databases |
+| BENCH_SEED_MAX_AGE_HOURS | 48 | older seeds are seeded again |
+| BENCH_DOCS | docs/benchmarks.md on a full run | output file, or 0 |
+| DATABASE_URL | postgres://postgres@127.0.0.1:5432/postgres | PostgreSQL admin connection |
+| BENCH_QUEUE_* | | bench/queue-main.ts's (BENCH_QUEUE_DOCS=0 keeps docs/benchmarks-queue.md) |
+`;
 
 const NOTES_START = '<!-- notes:start -->';
 const NOTES_END = '<!-- notes:end -->';
@@ -186,8 +388,10 @@ export function renderMarkdown(report: RunReport, notes: string): string {
     `- Node ${m.node}; SQLite ${m.sqlite} (better-sqlite3, WAL); ${m.postgres}`,
     `- Command: \`${report.command}\``,
     `- 1-minute load average: ${report.load.before.toFixed(2)} before the run, ${report.load.after.toFixed(2)} after (the bench itself loads both cores)${report.load.before > 1 ? '; other work was running at the start: figures are pessimistic' : ''}`,
-    `- Parameters: BENCH_SCALE=${p.scale}; ingest file ${fmt.int(p.ingestCases)} test cases; read data ${fmt.int(p.readCases)} test cases / ${fmt.int(p.readResults)} results (+ ${fmt.int(p.otherCases)} / ${fmt.int(p.otherResults)} in a second organization); autocannon ${p.duration} s × ${p.connections} connections per request; ${p.sequential} sequential requests per request for the fine percentiles.`,
-    '- Server: `bin/mainline.mjs serve` as a child process, LOG_LEVEL=warn, MAINLINE_RATE_LIMIT=0, MAINLINE_HEALTH_SWEEP_SECONDS=0; load generator in the bench process on the same 2 cores; loopback only.',
+    `- Parameters: BENCH_SCALE=${p.scale}; ingest file ${fmt.int(p.ingestCases)} test cases; read data ${fmt.int(p.readCases)} test cases / ${fmt.int(p.readResults)} results (+ ${fmt.int(p.otherCases)} / ${fmt.int(p.otherResults)} in a second organization); autocannon ${p.duration} s × ${p.connections} connections per request; ${p.wrk === undefined ? `no wrk (${p.wrkMissing})` : `wrk ${p.duration} s × ${p.connections} connections, ${p.wrkThreads} thread(s), per request`}; ${p.sequential} sequential requests per request for the fine percentiles; merge queue of ${p.queuePrs} PRs; soak ${p.soakSeconds} s${p.soakSeconds > 0 ? ` on ${p.soakEngine ?? '-'} at ${p.soakRate > 0 ? `${p.soakRate} reads/s` : 'full speed'} + one ${p.soakUploadCases}-case upload a second, memory every ${p.soakSampleSeconds} s` : ' (skipped)'}.`,
+    `- Parts: ${p.parts.join(', ')}.`,
+    '- Server: `bin/mainline.mjs serve` as a child process, LOG_LEVEL=warn, MAINLINE_RATE_LIMIT=0, MAINLINE_HEALTH_SWEEP_SECONDS=0, merge-queue runner on (MAINLINE_QUEUE_POLL_MS default, 1 s); ' +
+      `load generators (autocannon in the bench process${p.wrk === undefined ? '' : ', wrk as a process of its own'}) on the same 2 cores; loopback only.`,
     '',
   ];
   if (report.ingest !== undefined) {
@@ -205,28 +409,88 @@ export function renderMarkdown(report: RunReport, notes: string): string {
       '',
     );
   }
-  if (report.reads !== undefined) {
-    out.push('## Reads at scale', '');
-    for (const e of report.reads.engines) {
+  const reads = report.reads;
+  if (reads !== undefined) {
+    out.push(
+      '## Reads at scale',
+      '',
+      'Each engine’s seeded database is copied first (SQLite: the file; PostgreSQL: `create database … template mainline_bench`), ' +
+        'and everything below runs on the copy, so the cached seed stays as seeded. On the copy, a merge queue is built through the API before the reads: ' +
+        'a plain-git repository `git.local/acme/queue` in the same organization, its PRs submitted to a queue on main (single mode, concurrency 5, required status `bench`), ' +
+        'and a stand-in CI that reports the status of the runs of the first half of the PRs (every 8th fails), so those merged or failed and the rest stays queued.',
+      '',
+    );
+    for (const e of reads.engines) {
       const s = e.seeded.meta;
+      const q = e.queue;
       out.push(
         `- ${e.engine}: ${fmt.int(s.main.cases)} test cases (${fmt.int(s.main.flaky)} FLAKY, ${fmt.int(s.main.broken)} BROKEN), ` +
           `${fmt.int(s.main.results)} results (${((100 * s.main.failed) / s.main.results).toFixed(1)}% failed) over 30 days; ` +
           `second organization ${fmt.int(s.other.cases)} / ${fmt.int(s.other.results)}. ` +
-          `${e.seeded.cached ? 'Reused' : 'Seeded'} (seeding took ${Math.round(s.seedSeconds)} s). ` +
-          `The list walk reached page ${e.laterPage + 1} of ${fmt.int(e.totalUnhealthy)} rows; the run wrote ${fmt.int(e.snapshotRows)} snapshot rows.`,
+          `${e.seeded.cached ? 'Reused' : 'Seeded'} (seeding took ${Math.round(s.seedSeconds)} s; the copy ${fmt.s(e.copySeconds)} s). ` +
+          `The list walk reached page ${e.laterPage + 1} of ${fmt.int(e.totalUnhealthy)} rows; the run wrote ${fmt.int(e.snapshotRows)} snapshot rows.` +
+          (q === undefined
+            ? e.queueProblem === undefined
+              ? ''
+              : ` Merge queue: not built (${e.queueProblem}), so no queue reads.`
+            : ` Merge queue: ${q.prNumbers.length} PRs (${Object.entries(q.states)
+                .map(([st, n]) => `${n} ${st}`)
+                .join(', ')}), ${q.runIds.length} test runs, built in ${Math.round(q.seconds)} s.`),
       );
     }
     out.push(
       '',
-      '“load” columns: autocannon (whole milliseconds, latency includes queueing behind the other connections). ' +
-        '“seq” columns: one request at a time with `performance.now()` around each (client overhead included, as in the baseline).',
+      'Which tool produced which column: “load” columns are autocannon’s (in the bench process; whole milliseconds, so its latency ratios are not given; ' +
+        'latency includes queueing behind the other connections). “seq” columns: one request at a time with `performance.now()` around each, after a warm-up ' +
+        `(client overhead included, as in the baseline; n is below ${p.sequential} where ${Math.max(10, 3 * p.duration)} s ran out). The` +
+        ' “(wrk)” tables are wrk’s (`wrk --latency -s <script>`, a C load generator in a process of its own, ' +
+        'microsecond latencies; the API is POST + JSON, so each request gets a Lua script that sets `wrk.method`, `wrk.headers` and `wrk.body`, ' +
+        'or a `request()` that cycles through the bodies of an “in turn” row). Ratios are to the bare Fastify endpoint measured by the same tool in the same run.' +
+        (report.params.wrk === undefined
+          ? ` wrk was not used in this run: ${report.params.wrkMissing}; autocannon only.`
+          : ''),
       '',
     );
-    for (const t of readTables(report.reads)) out.push(`### ${t.title}`, '', markdown(t.table), '');
+    for (const t of readTables(reads)) out.push(`### ${t.title}`, '', markdown(t.table), '');
+    const contention = reads.engines.flatMap((e) => e.contention ?? []);
+    if (contention.length > 0) {
+      const c0 = contention[0] as ContentionReport;
+      out.push(
+        '## Ingestion under concurrent reads',
+        '',
+        `On the same server and database copy as the reads: list-unhealthy-tests page 1 under autocannon (${c0.connections} connections) for ${p.duration} s alone; ` +
+          `the ${fmt.int(c0.cases)}-case file (${c0.megabytes.toFixed(1)} MB) uploaded alone; then the same upload while the same read load runs. ` +
+          'Each upload goes to a repository of its own (all its tests new), so the list being read does not change. ' +
+          'Read latencies are autocannon’s per-answer times (sub-millisecond) of the requests sent while the upload was in flight.',
+        '',
+        markdown(contentionTable(contention)),
+        '',
+      );
+    }
+    for (const e of reads.engines) {
+      const soak = e.soak;
+      if (soak === undefined) continue;
+      out.push(
+        '## Soak',
+        '',
+        `One server (a fresh process on the database copy, after the parts above) for ${Math.round(soak.seconds)} s: ` +
+          `${soak.readNames.length} reads in turn (${soak.readNames.join('; ')}) over ${soak.connections} connections at ` +
+          `${soak.rate > 0 ? `${soak.rate} requests/s at most` : 'full speed'}, plus one ${soak.uploadCases}-case upload a second (a new commit each time). ` +
+          `Every ${soak.sampleSeconds} s: the server's RSS (VmRSS of /proc/<pid>/status) and V8 heap (GET /metrics, \`mainline_nodejs_heap_size_used_bytes\`). ` +
+          `The slope is a least-squares fit over the second half (the first half includes warm-up); “flat” means it grows less than ${FLAT_GROWTH * 100}% over the second half.`,
+        '',
+        markdown(soakTable(soak)),
+        '',
+        soakSummary(soak),
+        '',
+      );
+    }
   }
   out.push('## Against the goals', '', ...verdicts(report).map((v) => `- ${v}`), '');
+  if (report.params.wrk === undefined)
+    out.push(`- wrk: ${report.params.wrkMissing}; the load figures are autocannon’s only.`, '');
   if (report.skipped.length > 0) out.push(...report.skipped.map((s) => `- Skipped: ${s}`), '');
+  out.push(REPRODUCE, '');
   out.push('## Reading', '', NOTES_START, notes === '' ? '(no notes yet)' : notes, NOTES_END, '');
   return out.join('\n');
 }

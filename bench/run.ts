@@ -1,7 +1,12 @@
-// `npm run bench`: ingestion throughput and read latency at scale, as ratios to baselines measured
-// in the same run. Not part of `npm test`. Environment: BENCH_SCALE (default 1), BENCH_ONLY
-// (ingest,reads), BENCH_ENGINES (sqlite,postgres), BENCH_DURATION (s), BENCH_CONNECTIONS,
-// BENCH_SEQUENTIAL, BENCH_INGEST_REPEAT, BENCH_CACHE_DIR, BENCH_DOCS (file, or 0), DATABASE_URL.
+// `npm run bench`: ingestion throughput, every read endpoint at scale (autocannon, wrk where
+// installed, and one request at a time), ingestion under concurrent reads, and a soak with memory
+// sampling, as ratios to baselines measured in the same run. Not part of `npm test`. Environment:
+// BENCH_SCALE (default 1), BENCH_ONLY (ingest,reads,contention,soak), BENCH_ENGINES (sqlite,postgres),
+// BENCH_DURATION (s), BENCH_CONNECTIONS, BENCH_SEQUENTIAL, BENCH_INGEST_REPEAT, BENCH_WRK (path or 0),
+// BENCH_WRK_THREADS, BENCH_READ_QUEUE_PRS, BENCH_SOAK_SECONDS (0 skips), BENCH_SOAK_ENGINE,
+// BENCH_SOAK_RATE, BENCH_SOAK_UPLOAD_CASES, BENCH_SOAK_SAMPLE_SECONDS, BENCH_CACHE_DIR,
+// BENCH_DOCS (file, or 0), DATABASE_URL. The Reproduce section of docs/benchmarks.md (bench/report.ts
+// REPRODUCE) lists them with their defaults.
 import os from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -68,7 +73,11 @@ async function main(): Promise<void> {
   let ingest: IngestReport | undefined;
   let reads: ReadsReport | undefined;
   if (params.parts.includes('ingest')) ingest = await runIngest(run);
-  if (params.parts.includes('reads')) reads = await runReads(run, engines);
+  if (params.parts.includes('soak') && params.soakSeconds === 0) skipped.push('soak: BENCH_SOAK_SECONDS=0');
+  else if (params.parts.includes('soak') && !engines.some((e) => e === params.soakEngine))
+    skipped.push(`soak: its engine (${params.soakEngine ?? 'none'}) is not part of this run`);
+  if (params.wrk === undefined) log(`wrk: ${params.wrkMissing}; autocannon only`);
+  if (params.parts.some((p) => p !== 'ingest')) reads = await runReads(run, engines);
 
   const report = {
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',

@@ -568,15 +568,19 @@ export function ensureSeeded(engine: Engine, params: Params): Promise<Seeded> {
   return engine === 'sqlite' ? seededSqlite(params, key) : seededPostgres(params, key);
 }
 
+/** Opens a seeded database (or a scratch copy of one) from the bench process. */
+export function openSeeded(location: Seeded['location']): Database {
+  return 'dataDir' in location
+    ? openDatabase({ databaseUrl: undefined, dataDir: location.dataDir })
+    : openDatabase({ databaseUrl: location.databaseUrl, dataDir: '', poolSize: 1 });
+}
+
 /**
  * Deletes list snapshots (the read benchmark creates them), so every run starts from the seeded
  * state. Returns how many snapshot rows there were.
  */
-export async function clearSnapshots(seeded: Seeded): Promise<number> {
-  const database =
-    'dataDir' in seeded.location
-      ? openDatabase({ databaseUrl: undefined, dataDir: seeded.location.dataDir })
-      : openDatabase({ databaseUrl: seeded.location.databaseUrl, dataDir: '', poolSize: 1 });
+export async function clearSnapshots(seeded: Pick<Seeded, 'engine' | 'location'>): Promise<number> {
+  const database = openSeeded(seeded.location);
   try {
     const { n } = await database.db
       .selectFrom('list_snapshot_rows')

@@ -86,12 +86,22 @@ async function launch(args: string[], env: Record<string, string>, readyPath: st
   };
 }
 
-/** `mainline serve` with rate limiting and the periodic health pass off, logging warnings only. */
-export function startMainline(database: { dataDir: string } | { databaseUrl: string }): Promise<ChildServer> {
+export type DatabaseLocation = { dataDir: string } | { databaseUrl: string };
+
+/**
+ * `mainline serve` with rate limiting and the periodic health pass off, logging warnings only.
+ * gitRoot: the plain-git forge's folder (MAINLINE_GIT_ROOT); without it, a PostgreSQL server would
+ * use ./data/git of the checkout.
+ */
+export function startMainline(
+  database: DatabaseLocation,
+  options: { gitRoot?: string } = {},
+): Promise<ChildServer> {
   const env: Record<string, string> = {
     LOG_LEVEL: 'warn',
     MAINLINE_RATE_LIMIT: '0',
     MAINLINE_HEALTH_SWEEP_SECONDS: '0',
+    ...(options.gitRoot !== undefined ? { MAINLINE_GIT_ROOT: options.gitRoot } : {}),
   };
   if ('dataDir' in database) env['MAINLINE_DATA_DIR'] = database.dataDir;
   else env['DATABASE_URL'] = database.databaseUrl;

@@ -6,6 +6,9 @@ import type { BuildOutcome, Forge, ForgePullRequest, ForgeRepo, MergeOutcome } f
 import type { MergeMethod } from '../domain/queue/index.ts';
 import { findPullRequest, setPullRequestState } from '../store/git-prs.ts';
 import type { Tables } from '../store/schema.ts';
+
+type RequiredStatuses = Awaited<ReturnType<Forge['requiredStatuses']>>;
+
 import { GitForge, GitInputError } from './git/index.ts';
 
 /**
@@ -17,6 +20,8 @@ export class GitRepositoryForge implements Forge {
   readonly git: GitForge;
   readonly #db: Kysely<Tables>;
   readonly #now: () => number;
+  /** `.mainline.yaml` readings by repository and branch, valid while the branch head is unchanged. */
+  readonly #required = new Map<string, { head: string; value: RequiredStatuses }>();
 
   constructor(options: { root: string; db: Kysely<Tables>; now?: () => number }) {
     this.git = new GitForge({ root: options.root });
@@ -111,16 +116,26 @@ export class GitRepositoryForge implements Forge {
     if (await this.#exists(repo)) await this.git.deleteBranch(repo, branch);
   }
 
-  async requiredStatuses(repo: ForgeRepo, branch: string) {
-    if (!(await this.#exists(repo)))
-      return { serviceConfig: null, branchProtection: null, flakeProtection: null };
+  /**
+   * Required statuses and flake protection from `.mainline.yaml` at the branch head. Remembered per
+   * branch head, so reads (getQueue, the dashboard) cost one `rev-parse` instead of reading the file.
+   */
+  async requiredStatuses(repo: ForgeRepo, branch: string): Promise<RequiredStatuses> {
+    const none: RequiredStatuses = { serviceConfig: null, branchProtection: null, flakeProtection: null };
+    if (!(await this.#exists(repo))) return none;
+    const head = await this.git.head(repo, branch);
+    const key = `${repo.id}\u0000${branch}`;
+    const known = this.#required.get(key);
+    if (known !== undefined && head !== null && known.head === head) return known.value;
     const read = await this.git.readRequiredStatuses(repo, branch);
-    if (!read.ok) return { serviceConfig: null, branchProtection: null, flakeProtection: null };
-    return {
-      serviceConfig: read.serviceConfig,
-      branchProtection: null,
-      flakeProtection: read.flakeProtection,
-    };
+    const value: RequiredStatuses = read.ok
+      ? { serviceConfig: read.serviceConfig, branchProtection: null, flakeProtection: read.flakeProtection }
+      : none;
+    if (head !== null) {
+      if (this.#required.size >= 1000) this.#required.clear();
+      this.#required.set(key, { head, value });
+    }
+    return value;
   }
 
   /** Plain git has no status checks or comments on pull requests: the API and dashboard show the state. */
