@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql } from 'kysely';
+import { type Driver, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Tables } from '../store/schema.ts';
+import { ReadWriteSqliteDriver } from './sqlite-driver.ts';
 
 /** Which database engine a Database runs on. Query code is the same for both. */
 export type Engine = 'sqlite' | 'postgres';
@@ -37,6 +38,18 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
 }
 
 class MainlineSqliteDialect extends SqliteDialect {
+  readonly #driver: Driver;
+
+  constructor(driver: Driver) {
+    // The database given to the base class is never used: createDriver returns ours.
+    super({ database: {} as never });
+    this.#driver = driver;
+  }
+
+  override createDriver(): Driver {
+    return this.#driver;
+  }
+
   override createAdapter(): SqliteAdapter {
     return new TransactionalDdlSqliteAdapter();
   }
@@ -68,9 +81,7 @@ function cachePreparedStatements(handle: BetterSqlite3.Database): void {
   }) as typeof handle.prepare;
 }
 
-function openSqlite(dataDir: string): Database {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'mainline.db');
+function openHandle(file: string): BetterSqlite3.Database {
   const handle = new BetterSqlite3(file);
   // WAL lets readers run beside the writer. synchronous=NORMAL in WAL mode never loses a committed
   // transaction when the process is killed; only an OS crash or power loss can drop the last commits.
@@ -79,7 +90,17 @@ function openSqlite(dataDir: string): Database {
   handle.pragma('foreign_keys = ON');
   handle.pragma('busy_timeout = 5000');
   cachePreparedStatements(handle);
-  const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect({ database: handle }) });
+  return handle;
+}
+
+function openSqlite(dataDir: string): Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'mainline.db');
+  // The writer first: it creates the file and switches it to WAL before the reader opens it.
+  const writer = openHandle(file);
+  const reader = openHandle(file);
+  const driver = new ReadWriteSqliteDriver(() => ({ writer, reader }));
+  const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect(driver) });
   return {
     db,
     engine: 'sqlite',

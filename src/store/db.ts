@@ -14,6 +14,15 @@ export function chunked<T>(items: readonly T[], size = 500): T[][] {
   return out;
 }
 
+/**
+ * Lets the event loop run (other requests, timers) between the statements of a long piece of work.
+ * SQLite statements run synchronously; without this, a 100k-row upload would hold every other request
+ * for seconds even though reads use a connection of their own.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 const insertTexts = new Map<string, string>();
 
 /**
@@ -43,5 +52,6 @@ export async function insertMany<T extends Record<string, unknown>>(
     const params: unknown[] = [];
     for (const row of part) for (const c of columns) params.push(row[c] ?? null);
     await db.executeQuery(CompiledQuery.raw(text, params));
+    await yieldToEventLoop();
   }
 }

@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable, yieldToEventLoop } from './db.ts';
 import type { TestCasesTable } from './schema.ts';
 
 export type TestCaseRow = Selectable<TestCasesTable>;
@@ -39,6 +39,7 @@ export async function upsertTestCases(
   for (const part of chunked(rows.map((r) => r.id))) {
     for (const r of await db.selectFrom('test_cases').select(SEEN_COLUMNS).where('id', 'in', part).execute())
       existing.set(r.id, r);
+    await yieldToEventLoop();
   }
   const out: SeenTestCase[] = [];
   const fresh = rows.filter((r) => !existing.has(r.id));
@@ -50,6 +51,7 @@ export async function upsertTestCases(
       .returning(SEEN_COLUMNS)
       .execute();
     out.push(...inserted);
+    await yieldToEventLoop();
   }
   const wanted = new Map(rows.map((r) => [r.id, r]));
   const stale: string[] = [];
