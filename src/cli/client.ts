@@ -1,4 +1,5 @@
 /** The HTTP client of the client commands: posts test results to a Mainline (or Trunk v1) server. */
+import { createHash } from 'node:crypto';
 import type { UploadMeta } from '../app/ingest/ingest.ts';
 
 /** The upload's `meta` part: one definition, shared with the server (docs/upload-contract.md). */
@@ -111,8 +112,35 @@ function buildForm(meta: UploadMeta, files: readonly UploadFile[]): FormData {
   return form;
 }
 
-/** POSTs one upload to `<baseUrl>/v1/test-results/upload`; throws CliError with a readable message. */
-export async function postUpload(
+/**
+ * The upload's idempotency key when the user gave none: a digest of its meta and files, so sending the
+ * same reports again (a retry after a lost answer, a re-run of the same step) is answered with the
+ * first upload's result instead of being stored twice. Different reports get different keys.
+ */
+export function contentUploadKey(meta: UploadMeta, files: readonly UploadFile[]): string {
+  const hash = createHash('sha256');
+  const { upload_key: _ignored, ...rest } = meta;
+  hash.update(JSON.stringify(rest));
+  for (const f of files) {
+    hash.update('\u0000');
+    hash.update(f.name);
+    hash.update('\u0000');
+    hash.update(f.body);
+  }
+  return `auto-${hash.digest('hex').slice(0, 40)}`;
+}
+
+/** A failure worth trying again: the server could not be reached, or answered 429 or 5xx. */
+class TransientUploadError extends CliError {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+async function postOnce(
   baseUrl: string,
   token: string,
   meta: UploadMeta,
@@ -128,13 +156,44 @@ export async function postUpload(
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
   } catch (error) {
-    throw new CliError(describeNetworkError(error, baseUrl));
+    throw new TransientUploadError(describeNetworkError(error, baseUrl), undefined);
   }
   const text = await response.text();
+  if (response.status === 429 || response.status >= 500) {
+    const seconds = Number(response.headers.get('retry-after'));
+    const wait = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 30) * 1000 : undefined;
+    throw new TransientUploadError(describeErrorResponse(response.status, text, baseUrl), wait);
+  }
   if (!response.ok) throw new CliError(describeErrorResponse(response.status, text, baseUrl));
   try {
     return JSON.parse(text) as UploadResponse;
   } catch {
     throw new CliError(`the server at ${baseUrl} answered ${response.status} with a body that is not JSON`);
+  }
+}
+
+/**
+ * Posts the reports. Without an upload_key it sends a content-derived one (contentUploadKey), which
+ * makes retrying safe: an unreachable server, a 429 or a 5xx is retried (`retries` times, waiting
+ * `retryDelayMs` doubled each time, or the server's Retry-After), then reported.
+ */
+export async function postUpload(
+  baseUrl: string,
+  token: string,
+  meta: UploadMeta,
+  files: readonly UploadFile[],
+  options: { retries?: number; retryDelayMs?: number; onRetry?: (message: string) => void } = {},
+): Promise<UploadResponse> {
+  const keyed = meta.upload_key === undefined ? { ...meta, upload_key: contentUploadKey(meta, files) } : meta;
+  const retries = options.retries ?? 2;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await postOnce(baseUrl, token, keyed, files);
+    } catch (error) {
+      if (!(error instanceof TransientUploadError) || attempt >= retries) throw error;
+      const wait = error.retryAfterMs ?? (options.retryDelayMs ?? 1000) * 2 ** attempt;
+      options.onRetry?.(`${error.message}; retrying in ${Math.round(wait / 100) / 10} s`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 }

@@ -44,7 +44,7 @@ async function uploadAfterRun(
     const plan = planUpload(flags, ctx);
     const files = collectFiles(plan, ctx, startedAt);
     if (files.length === 0) throw new CliError(noFilesMessage(plan.patterns));
-    return await sendAndReport(plan, files, plan.json ? ctx.out.log : ctx.out.err);
+    return await sendAndReport(plan, files, plan.json ? ctx.out.log : ctx.out.err, ctx.out.err);
   } catch (error) {
     if (!(error instanceof CliError)) throw error;
     ctx.out.err(`mainline: test results not uploaded: ${error.message}`);

@@ -244,8 +244,11 @@ export async function sendAndReport(
   plan: UploadPlan,
   files: readonly UploadFile[],
   print: (s: string) => void,
+  warn: (s: string) => void = () => {},
 ): Promise<UploadResponse> {
-  const response = await postUpload(plan.url, plan.token, plan.meta, files);
+  const response = await postUpload(plan.url, plan.token, plan.meta, files, {
+    onRetry: (message) => warn(`mainline: ${message}`),
+  });
   print(plan.json ? JSON.stringify(response) : formatSummary(response, plan.url));
   return response;
 }
@@ -255,6 +258,6 @@ export async function upload(args: readonly string[], ctx: ClientContext): Promi
   const plan = planUpload(parseUploadFlags(args, 'upload'), ctx);
   const files = collectFiles(plan, ctx);
   if (files.length === 0) throw new CliError(noFilesMessage(plan.patterns));
-  await sendAndReport(plan, files, ctx.out.log);
+  await sendAndReport(plan, files, ctx.out.log, ctx.out.err);
   return 0;
 }

@@ -130,6 +130,16 @@ describe('mainline upload and mainline test against a real server', () => {
     expect(second).toMatchObject({ duplicate: true, upload_id: first.upload_id });
   });
 
+  it('without --upload-key, sending the same reports again is a duplicate, different reports are not', async () => {
+    const args = ['upload', '--junit', PASSING, ...repoFlags, '--sha', 'c0ffee1', '--json'];
+    const first = JSON.parse((await runCli(args, client)).stdout);
+    const again = JSON.parse((await runCli(args, client)).stdout);
+    expect(first.duplicate).toBe(false);
+    expect(again).toMatchObject({ duplicate: true, upload_id: first.upload_id });
+    const otherCommit = args.map((a) => (a === 'c0ffee1' ? 'c0ffee2' : a));
+    expect(JSON.parse((await runCli(otherCommit, client)).stdout).duplicate).toBe(false);
+  });
+
   it('says clearly what is missing or wrong before or instead of uploading', async () => {
     const noToken = await runCli(['upload', '--junit', PASSING, ...repoFlags], { MAINLINE_URL: server.url });
     expect(noToken.code).toBe(2);
