@@ -91,7 +91,19 @@ export class QueueRunner {
     const fresh = await findQueueById(this.#ctx.db, queueId);
     if (fresh?.wake_at != null && fresh.wake_at <= this.#ctx.now())
       await this.#apply(queueId, { type: 'tick' });
+    let renewedAt = this.#ctx.now();
     for (const action of await pendingActions(this.#ctx.db, queueId, ACTIONS_PER_PASS)) {
+      // A long pass renews its lease as it goes (a pass may outlast LEASE_MS), and stops if another
+      // runner took the queue meanwhile: one runner at a time drives a queue.
+      const at = this.#ctx.now();
+      if (at - renewedAt >= LEASE_MS / 3) {
+        if (!(await acquireLease(this.#ctx.db, queueId, this.owner, at, at + LEASE_MS))) {
+          this.#held.delete(queueId);
+          this.#log.warn({ queue: queueId }, 'queue lease lost during a pass; stopping it');
+          return;
+        }
+        renewedAt = at;
+      }
       try {
         await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction);
         await markActionDone(this.#ctx.db, action.id, this.#ctx.now());
