@@ -63,11 +63,14 @@ export interface Forge {
   }>;
   /** Tell the PR's author where it stands (status check, comment); a no-op where the forge has no such thing. */
   reportPrState(repo: ForgeRepo, input: PrStateReport): Promise<void>;
-  /** Opens a draft pull request for a test branch (createPrsForTestingBranches); absent where the forge has none. */
+  /**
+   * Opens a draft pull request for a test branch (createPrsForTestingBranches) and answers its number;
+   * null (or the method absent) where the repository's forge has no pull requests to open.
+   */
   createDraftPullRequest?(
     repo: ForgeRepo,
     input: { testBranch: string; base: string; title: string; body: string },
-  ): Promise<number>;
+  ): Promise<number | null>;
   /**
    * How often the runner compares a queue with the forge (target head, PR heads). Absent: every few
    * seconds (plain git tells nothing). A forge with webhooks polls rarely, as a safety net for lost ones.

@@ -63,11 +63,8 @@ export class RoutingForge implements Forge {
   async createDraftPullRequest(
     repo: ForgeRepo,
     input: { testBranch: string; base: string; title: string; body: string },
-  ): Promise<number> {
-    const forge = this.forgeOf(repo);
-    if (forge.createDraftPullRequest === undefined)
-      throw new Error('this forge has no pull requests to open');
-    return forge.createDraftPullRequest(repo, input);
+  ): Promise<number | null> {
+    return (await this.forgeOf(repo).createDraftPullRequest?.(repo, input)) ?? null;
   }
   async closePullRequest(repo: ForgeRepo, number: number): Promise<void> {
     await this.forgeOf(repo).closePullRequest?.(repo, number);

@@ -242,18 +242,19 @@ export class QueueRunner {
     repo: ForgeRepo,
     action: Extract<QueueAction, { type: 'create_test_run' }>,
   ): Promise<void> {
-    if (this.#forge.createDraftPullRequest === undefined) return;
     if ((await findTestPr(this.#ctx.db, repo.id, action.testBranch)) !== undefined) return;
     const row = await findQueueById(this.#ctx.db, queueId);
     const base = row === undefined ? undefined : loadState(row).state.branch;
     if (base === undefined) return;
     const prs = action.testedPrs.map((n) => `#${n}`).join(', ');
-    const number = await this.#forge.createDraftPullRequest(repo, {
+    const number = await this.#forge.createDraftPullRequest?.(repo, {
       testBranch: action.testBranch,
       base,
       title: `Mainline test run for ${prs}`,
       body: `Merge-queue test branch \`${action.testBranch}\`: ${base} with ${prs} merged in. Opened by Mainline so CI runs on it; closed when the run ends. Do not merge.`,
     });
+    // A forge without pull requests (plain git) has nothing to open for the branch.
+    if (number === undefined || number === null) return;
     await saveTestPr(this.#ctx.db, {
       repo_id: repo.id,
       test_branch: action.testBranch,
