@@ -8,7 +8,8 @@ import { type Database, openDatabase } from './db/database.ts';
 import { createForge } from './forge/router.ts';
 import { buildApp } from './http/app.ts';
 import { GitHubEventProcessor, startGitHubEvents } from './runner/github-events.ts';
-import { type Sweeper, startHealthSweep } from './runner/health-sweep.ts';
+import { startHealthSweep } from './runner/health-sweep.ts';
+import type { Background } from './runner/periodic.ts';
 import { QueueRunner, startQueueRunner } from './runner/queue-runner.ts';
 import { startWebhookDispatcher, WebhookDispatcher } from './runner/webhook-dispatcher.ts';
 import { migrateToLatest } from './store/migrate.ts';
@@ -59,7 +60,7 @@ export async function startServer(config: Config): Promise<Server> {
     }
     const url = await app.listen({ host: config.host, port: config.port });
     const ctx = { db: database.db, config, now: Date.now };
-    const background: Sweeper[] = [];
+    const background: Background[] = [];
     if (config.healthSweepSeconds > 0)
       background.push(startHealthSweep(ctx, config.healthSweepSeconds * 1000, app.log));
     if (config.github !== undefined) {
@@ -120,7 +121,7 @@ function runnerId(config: Config): string | undefined {
 async function shutdown(
   app: FastifyInstance,
   database: Database,
-  background: readonly Sweeper[],
+  background: readonly Background[],
   timeoutSeconds: number,
 ): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

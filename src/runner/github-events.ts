@@ -7,6 +7,7 @@ import {
   pendingDeliveries,
   pruneDeliveries,
 } from '../store/github.ts';
+import { type Background, runPeriodically } from './periodic.ts';
 
 /** A delivery failing this many times is set aside (its outcome keeps the last error). */
 const MAX_ATTEMPTS = 5;
@@ -85,17 +86,17 @@ export function startGitHubEvents(
   processor: GitHubEventProcessor,
   intervalMs: number,
   log: Log,
-): { stop(): Promise<void>; wake(): void } {
-  const pass = () => {
-    processor.runOnce().catch((err: unknown) => log.error({ err }, 'GitHub delivery pass failed'));
-  };
-  const timer = setInterval(pass, intervalMs);
-  timer.unref();
+): Background & { wake(): void } {
+  const onError = (err: unknown) => log.error({ err }, 'GitHub delivery pass failed');
+  const loop = runPeriodically(() => processor.runOnce(), intervalMs, onError);
   return {
-    wake: pass,
+    // runOnce itself coalesces: a wake during a pass makes that pass go round once more.
+    wake: () => {
+      processor.runOnce().catch(onError);
+    },
     stop: async () => {
-      clearInterval(timer);
-      await processor.runOnce().catch(() => 0);
+      await loop.stop();
+      await processor.runOnce().catch(onError);
     },
   };
 }

@@ -7,6 +7,7 @@ import { chunked } from '../store/db.ts';
 import { lockRepositoryHealth } from '../store/results.ts';
 import { deleteSnapshotsBefore } from '../store/snapshots.ts';
 import { listActiveTestIds, listReposWithActiveTests } from '../store/test-cases.ts';
+import { type Background, runPeriodically } from './periodic.ts';
 
 /** Tests re-evaluated per transaction, so the periodic pass never holds the writer for long. */
 const BATCH = 500;
@@ -49,34 +50,18 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
   return { repositories: repos.length, tests, statusChanges };
 }
 
-export interface Sweeper {
-  stop(): Promise<void>;
-}
-
 /** Runs the pass every `intervalMs` (never two at once); errors are logged and the next run tries again. */
 export function startHealthSweep(
   ctx: AppContext,
   intervalMs: number,
   log: { info(o: object, m: string): void; error(o: object, m: string): void },
-): Sweeper {
-  let running: Promise<void> | undefined;
-  const tick = () => {
-    if (running !== undefined) return;
-    running = runHealthSweep(ctx)
-      .then((report) => {
-        if (report.tests > 0) log.info(report, 'periodic health pass');
-      })
-      .catch((err: unknown) => log.error({ err }, 'periodic health pass failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
+): Background {
+  return runPeriodically(
+    async () => {
+      const report = await runHealthSweep(ctx);
+      if (report.tests > 0) log.info(report, 'periodic health pass');
     },
-  };
+    intervalMs,
+    (err) => log.error({ err }, 'periodic health pass failed'),
+  );
 }

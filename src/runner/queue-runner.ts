@@ -16,6 +16,7 @@ import {
   queuesNeedingWork,
   releaseLease,
 } from '../store/queues.ts';
+import { type Background, runPeriodically } from './periodic.ts';
 
 /** A runner holds a queue this long after its last pass; a crashed runner's queues are taken over after it. */
 export const LEASE_MS = 30_000;
@@ -292,26 +293,15 @@ function hasActivePrs(state: QueueState): boolean {
 }
 
 /** Runs passes every `intervalMs` (never two at once) until stopped; leases are released on stop. */
-export function startQueueRunner(
-  runner: QueueRunner,
-  intervalMs: number,
-  log: Log,
-): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running !== undefined) return;
-    running = runner
-      .runOnce()
-      .catch((err: unknown) => log.error({ err }, 'queue runner pass failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
+export function startQueueRunner(runner: QueueRunner, intervalMs: number, log: Log): Background {
+  const loop = runPeriodically(
+    () => runner.runOnce(),
+    intervalMs,
+    (err) => log.error({ err }, 'queue runner pass failed'),
+  );
   return {
     stop: async () => {
-      clearInterval(timer);
-      await running;
+      await loop.stop();
       await runner.releaseAll();
     },
   };

@@ -8,6 +8,7 @@ import {
   dueDeliveries,
   recordAttempt,
 } from '../store/webhooks-out.ts';
+import { type Background, runPeriodically } from './periodic.ts';
 
 /** How long a receiver has to answer, by default. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -173,23 +174,10 @@ export function startWebhookDispatcher(
   dispatcher: WebhookDispatcher,
   intervalMs: number,
   log: Pick<Log, 'error'>,
-): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running !== undefined) return;
-    running = dispatcher
-      .runOnce()
-      .then(() => undefined)
-      .catch((err: unknown) => log.error({ err }, 'webhook dispatcher pass failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
+): Background {
+  return runPeriodically(
+    () => dispatcher.runOnce(),
+    intervalMs,
+    (err) => log.error({ err }, 'webhook dispatcher pass failed'),
+  );
 }
