@@ -4,7 +4,7 @@ import type { Forge, ForgeRepo } from '../app/ports.ts';
 import { applyEvent, discoveredEvent, loadState } from '../app/queue/apply.ts';
 import { deliverStatuses } from '../app/queue/git-api.ts';
 import { flakeProtectionNote } from '../app/queue/prs.ts';
-import type { QueueAction, QueueEvent, QueueState } from '../domain/queue/index.ts';
+import { isTerminal, type QueueAction, type QueueEvent, type QueueState } from '../domain/queue/index.ts';
 import { deleteTestPr, findTestPr, saveTestPr } from '../store/github.ts';
 import {
   acquireLease,
@@ -25,7 +25,6 @@ const ACTIONS_PER_PASS = 50;
 const MAX_ACTION_ATTEMPTS = 5;
 /** How often a queue's target and PR heads are compared with the forge (git has no webhooks). */
 export const OBSERVE_EVERY_MS = 5_000;
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 type Log = {
   info(o: object, m: string): void;
@@ -167,7 +166,7 @@ export class QueueRunner {
     for (const entry of Object.values(state.prs)) {
       // The PR being merged is left to its merge action: after a crash the forge may already call it
       // merged, and the repeated (idempotent) merge reports that, rather than a spurious cancel first.
-      if (TERMINAL.has(entry.state) || state.merging?.prNumber === entry.number) continue;
+      if (isTerminal(entry.state) || state.merging?.prNumber === entry.number) continue;
       const pr = await this.#forge.pullRequest(repo, entry.number);
       if (pr === null || pr.state !== 'open') {
         await this.#apply(queueId, {
@@ -289,7 +288,7 @@ export class QueueRunner {
 }
 
 function hasActivePrs(state: QueueState): boolean {
-  return Object.values(state.prs).some((e) => !TERMINAL.has(e.state));
+  return Object.values(state.prs).some((e) => !isTerminal(e.state));
 }
 
 /** Runs passes every `intervalMs` (never two at once) until stopped; leases are released on stop. */

@@ -1,6 +1,12 @@
 import { AppError } from '../../domain/errors.ts';
 import type { FlakeProtection } from '../../domain/flake-protection.ts';
-import { getPrRecord, listQueuedPrs, type PrEntry, type TestRun } from '../../domain/queue/index.ts';
+import {
+  getPrRecord,
+  isTerminal,
+  listQueuedPrs,
+  type PrEntry,
+  type TestRun,
+} from '../../domain/queue/index.ts';
 import { recentArchived } from '../../store/dashboard.ts';
 import { findPullRequest, type GitPullRequestRow } from '../../store/git-prs.ts';
 import { archivedPr } from '../../store/queue-archive.ts';
@@ -14,7 +20,6 @@ import { testingDetails } from '../queue/reads.ts';
 import { queueConfigRecord } from '../queue/records.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
 
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 const RECENT = 25;
 
 export interface QueuePage {
@@ -57,7 +62,7 @@ export async function queuePage(
   const runs = [...live, ...archivedRuns.filter((r) => !liveIds.has(r.run.id))]
     .sort((a, b) => b.run.createdAt - a.run.createdAt)
     .slice(0, RECENT + live.length);
-  const finishedLive = Object.values(state.prs).filter((e) => TERMINAL.has(e.state));
+  const finishedLive = Object.values(state.prs).filter((e) => isTerminal(e.state));
   const archivedPrs = (await recentArchived(ctx.db, queue.row.id, 'pr', RECENT)).map(
     (r) => JSON.parse(r.data) as PrEntry,
   );

@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import { getPrRecord } from '../../domain/queue/index.ts';
+import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
 import { upsertCommitStatus } from '../../store/git-prs.ts';
 import { reposByFullName } from '../../store/github.ts';
 import { findQueue, listQueues } from '../../store/queues.ts';
@@ -8,8 +8,6 @@ import type { Forge, ForgeRepo } from '../ports.ts';
 import { applyEvent, loadState } from '../queue/apply.ts';
 import { deliverStatuses } from '../queue/git-api.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
-
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 /** The parts of GitHub's webhook payloads Mainline reads (docs/github.md). */
 interface Payload {
@@ -149,7 +147,7 @@ async function pullRequestEvent(ctx: AppContext, repo: ForgeRepo, p: Payload): P
   for (const row of await listQueues(ctx.db, [repo.id])) {
     const state = loadState(row).state;
     const entry = getPrRecord(state, number);
-    if (entry === undefined || TERMINAL.has(entry.state)) continue;
+    if (entry === undefined || isTerminal(entry.state)) continue;
     if (p.action === 'synchronize' && p.pull_request?.head?.sha !== undefined) {
       const headSha = p.pull_request.head.sha.toLowerCase();
       if (headSha === entry.headSha) continue;

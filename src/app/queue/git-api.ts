@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import { type CheckOutcome, getPrRecord } from '../../domain/queue/index.ts';
+import { type CheckOutcome, getPrRecord, isTerminal } from '../../domain/queue/index.ts';
 import { GitInputError } from '../../forge/git/index.ts';
 import type { GitRepositoryForge } from '../../forge/git-repository-forge.ts';
 import {
@@ -99,7 +99,7 @@ export async function closePullRequest(
   await setPullRequestState(ctx.db, repository.id, body.number, 'closed', ctx.now());
   for (const row of await listQueues(ctx.db, [repository.id])) {
     const entry = getPrRecord(loadState(row).state, body.number);
-    if (entry === undefined || ['merged', 'failed', 'cancelled'].includes(entry.state)) continue;
+    if (entry === undefined || isTerminal(entry.state)) continue;
     await applyEvent(
       ctx.db,
       row.id,

@@ -2,6 +2,7 @@ import { AppError } from '../../domain/errors.ts';
 import {
   getPrRecord,
   type ImpactedTargets,
+  isTerminal,
   type PrEntry,
   type PriorityName,
   type QueueState,
@@ -25,7 +26,6 @@ interface PrRequest {
 }
 
 const PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'];
-const TERMINAL = new Set(['merged', 'failed', 'cancelled']);
 
 /** A priority as sent (a name in any case, or 0–255 with 0 highest), or a 400 that says what is allowed. */
 function priorityOf(priority: number | string | null | undefined): number | PriorityName | null {
@@ -143,7 +143,7 @@ async function latestSubmission(
 async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
   const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
   const entry = await latestSubmission(ctx, queue.row.id, queue.state, body.pr.number);
-  if (TERMINAL.has(entry.state)) {
+  if (isTerminal(entry.state)) {
     throw new AppError(
       'BAD_REQUEST',
       `Pull request #${entry.number} is not in the queue any more (it is ${entry.state})`,
@@ -190,7 +190,7 @@ export async function getSubmittedPullRequest(ctx: AppContext, caller: Caller, b
       gitHubMergeability: e.mergeability,
     },
     forceEnqueued: false,
-    isCurrentlySubmittedToQueue: !TERMINAL.has(e.state),
+    isCurrentlySubmittedToQueue: !isTerminal(e.state),
     stateReason: despite ? `${e.reason}; ${judged.reason}` : e.reason,
     ...(judged !== undefined ? { flakeProtection: judgementRecord(judged) } : {}),
     history: e.history.map((h) => ({ state: h.state, at: new Date(h.at).toISOString(), reason: h.reason })),

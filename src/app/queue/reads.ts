@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import { getTestingDetails, type PrEntry, type QueueState } from '../../domain/queue/index.ts';
+import { getTestingDetails, type PrEntry, type QueueState, TERMINAL } from '../../domain/queue/index.ts';
 import { archivedPr, archivedPrCounts, archivedPrs, archivedRun } from '../../store/queue-archive.ts';
 import { listQueues } from '../../store/queues.ts';
 import { listRepos } from '../../store/repos.ts';
@@ -140,7 +140,7 @@ function queueLines(repo: string, s: QueueState, archived: ReadonlyMap<string, n
         count((e) => e.state === st),
       ),
     ),
-    ...['merged', 'failed', 'cancelled'].map((st) =>
+    ...TERMINAL.map((st) =>
       l('mq_prs_total', `,state="${st}"`, count((e) => e.state === st) + (archived.get(st) ?? 0)),
     ),
     l(

@@ -1,5 +1,6 @@
 /** Merge-queue engine: a pure state machine. step(state, event, now) → { state, actions }. */
 export type { QueueAction } from './actions.ts';
+export { isTerminal, TERMINAL } from './context.ts';
 export {
   type CreateQueueInput,
   createQueueState,

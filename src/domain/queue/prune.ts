@@ -1,3 +1,4 @@
+import { isTerminal } from './context.ts';
 import type { PrEntry, QueueState, TestRun } from './types.ts';
 
 /** What pruning took out of a queue's state: to archive, so reads of old PRs and runs still answer. */
@@ -6,8 +7,6 @@ export interface Pruned {
   prs: PrEntry[];
   runs: TestRun[];
 }
-
-const ENDED = new Set(['merged', 'failed', 'cancelled']);
 
 /** Runs that a queued PR or a bisection still refers to. */
 function referencedRuns(s: QueueState): Set<string> {
@@ -54,7 +53,7 @@ export function pruneHistory(s: QueueState): Pruned {
   const prs: QueueState['prs'] = {};
   const droppedPrs: PrEntry[] = [];
   for (const [key, e] of Object.entries(s.prs)) {
-    if (!ENDED.has(e.state) || needed.has(e.number)) prs[key] = e;
+    if (!isTerminal(e.state) || needed.has(e.number)) prs[key] = e;
     else droppedPrs.push(e);
   }
   if (droppedRuns.length === 0 && droppedPrs.length === 0) return { state: s, prs: [], runs: [] };
