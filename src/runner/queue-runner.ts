@@ -223,8 +223,10 @@ export class QueueRunner {
     action: Extract<QueueAction, { type: 'report_pr_state' }>,
   ): Promise<void> {
     const row = await findQueueById(this.#ctx.db, queueId);
-    const settings = row === undefined ? undefined : loadState(row).state.settings;
-    const details = await flakeProtectionNote(this.#ctx, queueId, action.prNumber);
+    const state = row === undefined ? undefined : loadState(row).state;
+    const settings = state?.settings;
+    const details =
+      state === undefined ? undefined : await flakeProtectionNote(this.#ctx, queueId, state, action.prNumber);
     await this.#forge.reportPrState(repo, {
       prNumber: action.prNumber,
       headSha: action.headSha,

@@ -10,11 +10,10 @@ import {
 import { judgementsSince } from '../../store/flake.ts';
 import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
 import { archivedPr, archivedRun } from '../../store/queue-archive.ts';
-import { findQueueById } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
-import { applyEvent, discoveredEvent, loadState } from './apply.ts';
+import { applyEvent, discoveredEvent } from './apply.ts';
 import { judgementRecord } from './flake-judge.ts';
 import { findQueueOf } from './queues.ts';
 import { enqueuedPrRecord } from './records.ts';
@@ -113,12 +112,10 @@ async function latestJudgement(ctx: AppContext, queueId: string, state: QueueSta
 export async function flakeProtectionNote(
   ctx: AppContext,
   queueId: string,
+  state: QueueState,
   prNumber: number,
 ): Promise<string | undefined> {
-  const row = await findQueueById(ctx.db, queueId);
-  if (row === undefined) return undefined;
-  const state = loadState(row).state;
-  const entry = getPrRecord(state, prNumber) ?? (await archivedPr(ctx.db, queueId, prNumber));
+  const entry = await findSubmission(ctx, queueId, state, prNumber);
   if (entry === undefined) return undefined;
   const judged = await latestJudgement(ctx, queueId, state, entry);
   if (judged === undefined) return undefined;
@@ -131,13 +128,23 @@ export async function flakeProtectionNote(
 }
 
 /** The PR's latest submission: in the live queue, else in the queue's archive of finished ones. */
+async function findSubmission(
+  ctx: AppContext,
+  queueId: string,
+  state: QueueState,
+  n: number,
+): Promise<PrEntry | undefined> {
+  return getPrRecord(state, n) ?? (await archivedPr(ctx.db, queueId, n));
+}
+
+/** The PR's latest submission, or a 404 when it was never submitted. */
 async function latestSubmission(
   ctx: AppContext,
   queueId: string,
   state: QueueState,
   n: number,
 ): Promise<PrEntry> {
-  return submitted(getPrRecord(state, n) ?? (await archivedPr(ctx.db, queueId, n)), n);
+  return submitted(await findSubmission(ctx, queueId, state, n), n);
 }
 
 async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
