@@ -64,7 +64,9 @@ export async function upsertTestCases(
     }
     const codeowners = wanted.get(row.id)?.codeowners;
     if (setOwners && codeowners !== undefined && codeowners !== row.codeowners) {
-      owners.set(codeowners, [...(owners.get(codeowners) ?? []), row.id]);
+      const ids = owners.get(codeowners);
+      if (ids === undefined) owners.set(codeowners, [row.id]);
+      else ids.push(row.id);
       row.codeowners = codeowners;
     }
     out.push(row);
