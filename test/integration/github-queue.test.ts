@@ -112,8 +112,10 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       .executeTakeFirstOrThrow();
     expect(row.attempts).toBe(1);
     expect(row.outcome).toMatch(/mainline merge on #/);
-    // The signature check uses the configured secret, so a correctly signed body is accepted.
-    expect(signWebhook(SECRET, body)).toMatch(/^sha256=[0-9a-f]{64}$/);
+    // The same body signed with the configured secret is accepted and stored.
+    const signed = await s.sim.sendRaw('issue_comment', body, { signature: signWebhook(SECRET, body) });
+    expect(signed.status).toBe(202);
+    expect(await s.deliveriesStored()).toBe(stored + 1);
   });
 
   it('new commits on a queued PR restart its tests; closing it or /mainline cancel takes it out', async () => {
