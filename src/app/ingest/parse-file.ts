@@ -52,7 +52,11 @@ export async function parseJunitFile(
   maxBytes: number,
 ): Promise<ParsedFile> {
   const attempts: JunitAttempt[] = [];
-  const parser = createJunitParser({ onAttempts: (batch) => attempts.push(...batch) });
+  const parser = createJunitParser({
+    onAttempts: (batch) => {
+      for (const attempt of batch) attempts.push(attempt);
+    },
+  });
   try {
     let sawBytes = false;
     for await (const chunk of plainBytes(source, maxBytes)) {

@@ -1,6 +1,20 @@
 // One <testcase> while it is open, and how it turns into attempt records.
+//
+// Hot path: a large report has one OpenCase per <testcase> and one JunitAttempt per attempt. Only
+// the attempts (and the strings they hold) outlive the testcase: they are built field by field from
+// object literals of one shape, with no intermediate arrays, and every string they keep is detached
+// from saxes' chunk (see `detach`).
 import type { AttemptOutcome, AttemptSource, JunitAttempt, JunitLimits } from './types.ts';
-import { optionalText, parseDurationMs, parseLine, parseTimestampMs, truncate } from './values.ts';
+import type { KeptText } from './values.ts';
+import {
+  compact,
+  detach,
+  optionalText,
+  parseDurationMs,
+  parseLine,
+  parseTimestampMs,
+  truncate,
+} from './values.ts';
 
 type Attributes = Record<string, string>;
 
@@ -31,28 +45,31 @@ export interface SuiteContext {
   timestamp: number | null;
 }
 
+/** The identity and timing of an open testcase, plus the result elements seen so far. */
 export interface OpenCase {
-  fields: Omit<JunitAttempt, RecordOnlyField>;
+  name: string;
+  classname: string | null;
+  file: string | null;
+  parent: string | null;
+  suite: string | null;
+  customId: string | null;
+  line: number | null;
+  caseIndex: number;
   durationMs: number | null;
   timestamp: number | null;
   notRun: boolean;
   primary: ResultElement | null;
-  flaky: ResultElement[];
-  reruns: ResultElement[];
+  /** Allocated on the first flaky element (most testcases have none). */
+  flaky: ResultElement[] | null;
+  /** Allocated on the first rerun element. */
+  reruns: ResultElement[] | null;
+  /** Result elements attached so far (primary + flaky + reruns). */
+  results: number;
 }
 
-type RecordOnlyField =
-  | 'outcome'
-  | 'failureKind'
-  | 'failureMessage'
-  | 'failureType'
-  | 'failureText'
-  | 'durationMs'
-  | 'timestamp'
-  | 'retryIndex'
-  | 'source';
+type ResultKind = Pick<ResultElement, 'outcome' | 'failureKind' | 'source'>;
 
-const RESULT_TAGS: Record<string, Pick<ResultElement, 'outcome' | 'failureKind' | 'source'>> = {
+const RESULT_TAGS: Record<string, ResultKind> = {
   failure: { outcome: 'failed', failureKind: 'failure', source: 'testcase' },
   error: { outcome: 'failed', failureKind: 'error', source: 'testcase' },
   skipped: { outcome: 'skipped', failureKind: null, source: 'testcase' },
@@ -72,41 +89,47 @@ export function appendText(target: CappedText, piece: string): void {
   target.value += truncate(text, target.max - target.value.length);
 }
 
+/** Detached, truncated identity strings; a value equal to the previous testcase's is shared with it. */
+export interface CaseTexts {
+  name: KeptText;
+  classname: KeptText;
+  file: KeptText;
+  customId: KeptText;
+}
+
 /** Opens a testcase; returns null when it has no name (such a testcase cannot be identified). */
 export function openCase(
   attrs: Attributes,
   context: SuiteContext,
   caseIndex: number,
-  limits: JunitLimits,
+  texts: CaseTexts,
 ): OpenCase | null {
-  const name = optionalText(attrs['name'], limits.maxNameChars);
-  if (name === null) return null;
-  const max = limits.maxNameChars;
-  const file = optionalText(attrs['file'] ?? attrs['filepath'], max) ?? context.file;
-  return {
-    fields: {
-      name,
-      classname: optionalText(attrs['classname'], max),
-      file,
-      parent: context.parent,
-      suite: context.suite,
-      customId: optionalText(attrs['id'], max),
-      line: parseLine(attrs['line']),
-      caseIndex,
-    },
-    durationMs: parseDurationMs(attrs['time']),
-    timestamp: parseTimestampMs(attrs['timestamp']) ?? context.timestamp,
-    notRun: isGoogleTestNotRun(attrs),
-    primary: null,
-    flaky: [],
-    reruns: [],
-  };
-}
-
-/** GoogleTest marks tests that did not run with status="notrun" or result="skipped"/"suppressed". */
-function isGoogleTestNotRun(attrs: Attributes): boolean {
+  const nameAttr = attrs['name'];
+  if (nameAttr === undefined || nameAttr === '') return null;
+  const name = texts.name.of(nameAttr) as string;
+  const fileAttr = attrs['file'];
+  const file = texts.file.of(fileAttr === undefined ? attrs['filepath'] : fileAttr) ?? context.file;
+  const status = attrs['status'];
   const result = attrs['result'];
-  return attrs['status'] === 'notrun' || result === 'skipped' || result === 'suppressed';
+  const timestampAttr = attrs['timestamp'];
+  return {
+    name,
+    classname: texts.classname.of(attrs['classname']),
+    file,
+    parent: context.parent,
+    suite: context.suite,
+    customId: texts.customId.of(attrs['id']),
+    line: parseLine(attrs['line']),
+    caseIndex,
+    durationMs: parseDurationMs(attrs['time']),
+    timestamp: (timestampAttr === undefined ? null : parseTimestampMs(timestampAttr)) ?? context.timestamp,
+    // GoogleTest marks tests that did not run with status="notrun" or result="skipped"/"suppressed".
+    notRun: status === 'notrun' || result === 'skipped' || result === 'suppressed',
+    primary: null,
+    flaky: null,
+    reruns: null,
+    results: 0,
+  };
 }
 
 /** Creates the result element for `tag` and attaches it to the case. Returns it, or null if ignored. */
@@ -119,75 +142,106 @@ export function addResult(
   const kind = RESULT_TAGS[tag];
   if (kind === undefined) return null;
   if (kind.source === 'testcase' && testCase.primary !== null) return null;
+  const message = optionalText(attrs['message'], limits.maxFailureTextChars);
+  const type = optionalText(attrs['type'], limits.maxNameChars);
   const result: ResultElement = {
     outcome: kind.outcome,
     failureKind: kind.failureKind,
     source: kind.source,
-    message: optionalText(attrs['message'], limits.maxFailureTextChars),
-    type: optionalText(attrs['type'], limits.maxNameChars),
+    message: message === null ? null : detach(message),
+    type: type === null ? null : detach(type),
     durationMs: parseDurationMs(attrs['time']),
     timestamp: parseTimestampMs(attrs['timestamp']),
     text: { value: '', max: limits.maxFailureTextChars },
     stackTrace: { value: '', max: limits.maxFailureTextChars },
   };
   if (kind.source === 'testcase') testCase.primary = result;
-  else if (kind.source === 'flaky') testCase.flaky.push(result);
+  else if (kind.source === 'flaky') {
+    if (testCase.flaky === null) testCase.flaky = [result];
+    else testCase.flaky.push(result);
+  } else if (testCase.reruns === null) testCase.reruns = [result];
   else testCase.reruns.push(result);
+  testCase.results++;
   return result;
 }
 
 export function resultCount(testCase: OpenCase): number {
-  return testCase.flaky.length + testCase.reruns.length + (testCase.primary === null ? 0 : 1);
+  return testCase.results;
 }
 
 /** True when the case reports a failure although flaky elements say its last attempt passed (nextest flaky-fail). */
 export function isFlakyMarkedFailed(testCase: OpenCase): boolean {
-  return testCase.flaky.length > 0 && testCase.primary?.outcome === 'failed';
+  return testCase.flaky !== null && testCase.primary?.outcome === 'failed';
 }
 
 /**
  * Attempts in execution order: flaky attempts (failed, before the final run), then the testcase's
  * own result, then reruns (failed, after the first failure). With flaky elements the final run
  * passed, even if the testcase also carries a failure verdict. retryIndex is left at 0 for the
- * caller to number across the file.
+ * caller to number across the file. Calls `emit` once per attempt, in that order.
  */
-export function attemptsOf(testCase: OpenCase): JunitAttempt[] {
-  const flaky = testCase.flaky.map((result) => fromResult(testCase, result, result));
+export function forEachAttempt(testCase: OpenCase, emit: (attempt: JunitAttempt) => void): void {
+  const flaky = testCase.flaky;
+  if (flaky !== null) {
+    for (const result of flaky) emit(attemptOf(testCase, result, result.durationMs, result.timestamp));
+  }
   const primary = isFlakyMarkedFailed(testCase) ? null : testCase.primary;
-  const main = fromResult(testCase, primary, {
-    durationMs: testCase.durationMs,
-    timestamp: testCase.timestamp,
-  });
-  const reruns = testCase.reruns.map((result) => fromResult(testCase, result, result));
-  return [...flaky, main, ...reruns];
+  emit(attemptOf(testCase, primary, testCase.durationMs, testCase.timestamp));
+  const reruns = testCase.reruns;
+  if (reruns !== null) {
+    for (const result of reruns) emit(attemptOf(testCase, result, result.durationMs, result.timestamp));
+  }
 }
 
 /** Builds the record field by field: on Node 20 a spread plus extra keys costs microseconds per object. */
-function fromResult(
+function attemptOf(
   testCase: OpenCase,
   result: ResultElement | null,
-  timing: { durationMs: number | null; timestamp: number | null },
+  durationMs: number | null,
+  timestamp: number | null,
 ): JunitAttempt {
-  const fields = testCase.fields;
-  const failed = result !== null && result.outcome === 'failed';
+  if (result === null) {
+    return {
+      name: testCase.name,
+      classname: testCase.classname,
+      file: testCase.file,
+      parent: testCase.parent,
+      suite: testCase.suite,
+      customId: testCase.customId,
+      line: testCase.line,
+      outcome: testCase.notRun ? 'skipped' : 'passed',
+      failureKind: null,
+      failureMessage: null,
+      failureType: null,
+      failureText: null,
+      durationMs,
+      timestamp: timestamp ?? testCase.timestamp,
+      retryIndex: 0,
+      source: 'testcase',
+      caseIndex: testCase.caseIndex,
+    };
+  }
+  // `RESULT_TAGS[tag]` also finds Object.prototype members (<toString>, <constructor>, …): their
+  // "kind" has no fields, and such an element has always counted as a passed (or not-run) rerun.
+  const failed = result.outcome === 'failed';
   return {
-    name: fields.name,
-    classname: fields.classname,
-    file: fields.file,
-    parent: fields.parent,
-    suite: fields.suite,
-    customId: fields.customId,
-    line: fields.line,
-    outcome: result?.outcome ?? (testCase.notRun ? 'skipped' : 'passed'),
+    name: testCase.name,
+    classname: testCase.classname,
+    file: testCase.file,
+    parent: testCase.parent,
+    suite: testCase.suite,
+    customId: testCase.customId,
+    line: testCase.line,
+    outcome: result.outcome ?? (testCase.notRun ? 'skipped' : 'passed'),
     failureKind: failed ? result.failureKind : null,
     failureMessage: failed ? result.message : null,
     failureType: failed ? result.type : null,
     failureText: failed ? failureText(result) : null,
-    durationMs: timing.durationMs,
-    timestamp: timing.timestamp ?? testCase.timestamp,
+    durationMs,
+    timestamp: timestamp ?? testCase.timestamp,
     retryIndex: 0,
-    source: result?.source ?? 'testcase',
-    caseIndex: fields.caseIndex,
+    source: result.source ?? 'testcase',
+    caseIndex: testCase.caseIndex,
   };
 }
 
@@ -195,5 +249,5 @@ function failureText(result: ResultElement): string | null {
   const body = result.text.value.trimEnd();
   const stack = result.stackTrace.value.trimEnd();
   const joined = body !== '' && stack !== '' ? `${body}\n${stack}` : body || stack;
-  return joined === '' ? null : truncate(joined, result.text.max);
+  return joined === '' ? null : compact(truncate(joined, result.text.max));
 }

@@ -6,7 +6,7 @@
 // further batches are delivered and later writes are ignored.
 import { SaxesParser } from 'saxes';
 import type { OpenCase } from './case.ts';
-import { attemptsOf } from './case.ts';
+import { forEachAttempt } from './case.ts';
 import { createByteDecoder } from './decode.ts';
 import { DocumentWalker } from './document.ts';
 import type { Position, ProblemList } from './problems.ts';
@@ -35,7 +35,7 @@ class StreamingJunitParser implements JunitParser {
   private readonly batchSize: number;
   private readonly problems: ProblemList;
   private readonly counts: JunitCounts = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };
-  private readonly nextRetryIndex = createRetryCounter();
+  private readonly retries = createRetryCounter();
   private readonly bytes = createByteDecoder();
   private readonly sax = new SaxesParser({ xmlns: false });
   private readonly walker: DocumentWalker;
@@ -46,6 +46,16 @@ class StreamingJunitParser implements JunitParser {
   private sawContent = false;
   private prologChars = 0;
   private replacedChars = 0;
+  /** saxes' input position at the last tag event (see DocumentWalker.openTag's `span`). */
+  private lastTagPosition = 0;
+  /** The text passed to saxes by the current `sax.write`, and its offset in the whole input. */
+  private chunkText = '';
+  private chunkStart = 0;
+  private fedChars = 0;
+  /** Whether saxes currently has a text handler (see `decideText`). */
+  private textOn = true;
+  private readonly textHandler = (text: string): void => this.onText(text);
+  private readonly emitAttempt = (attempt: JunitAttempt): void => this.emit(attempt);
 
   constructor(private readonly options: JunitParserOptions) {
     this.limits = { ...DEFAULT_JUNIT_LIMITS, ...options.limits };
@@ -80,9 +90,22 @@ class StreamingJunitParser implements JunitParser {
 
   private listen(): void {
     const sax = this.sax;
-    sax.on('opentag', (tag) => this.walker.openTag(tag.name, tag.attributes));
-    sax.on('closetag', () => this.walker.closeTag());
-    sax.on('text', (text) => this.onText(text));
+    const walker = this.walker;
+    sax.on('opentag', (tag) => {
+      const position = sax.position;
+      const span = position - this.lastTagPosition;
+      this.lastTagPosition = position;
+      walker.openTag(tag.name, tag.attributes, span);
+      // A self-closing tag's closetag event follows at once, at the same position, and decides.
+      if (!tag.isSelfClosing) this.decideText(position);
+    });
+    sax.on('closetag', () => {
+      const position = sax.position;
+      this.lastTagPosition = position;
+      walker.closeTag();
+      this.decideText(position);
+    });
+    sax.on('text', this.textHandler);
     sax.on('cdata', (text) => this.onText(text));
     sax.on('doctype', () => {
       throw new JunitFileError(
@@ -93,6 +116,40 @@ class StreamingJunitParser implements JunitParser {
     sax.on('error', (error) => {
       throw fromSaxesError(error, this.position());
     });
+  }
+
+  /**
+   * Called at each tag event (`position`: just after the tag), where a text node starts. Without a
+   * text handler saxes does not build text strings at all, which is most of the cost of the
+   * whitespace between elements and of <system-out>. The handler is needed when the walker keeps
+   * the text (inside a result element), and for the text-length limit. A text node ends at the next
+   * "<", and its decoded text is never longer than its raw characters; so when that "<" is in the
+   * current chunk within the limit and opens a tag (the next event is then a tag event again), the
+   * node can neither fail the limit nor be kept, and the handler can be off until that tag. When
+   * the node may run into the next chunk, or a comment, processing instruction or CDATA section
+   * follows (after which another text node starts, with no event to decide on), it stays on.
+   *
+   * (Handlers for comments and processing instructions would give more decision points, but each
+   * handler is a property added to the saxes object, and a few more turn it into a slow
+   * dictionary-mode object.)
+   */
+  private decideText(position: number): void {
+    let on = true;
+    if (!this.walker.wantsText()) {
+      const text = this.chunkText;
+      const from = position - this.chunkStart;
+      if (from >= 0) {
+        const end = text.indexOf('<', from);
+        if (end !== -1 && end - from <= this.limits.maxTextChars && end + 1 < text.length) {
+          const next = text.charCodeAt(end + 1);
+          on = next === 0x21 /* ! */ || next === 0x3f /* ? */;
+        }
+      }
+    }
+    if (on === this.textOn) return;
+    this.textOn = on;
+    if (on) this.sax.on('text', this.textHandler);
+    else this.sax.off('text');
   }
 
   /** Runs `step`; a JunitFileError marks the file as rejected, anything else is a bug and propagates. */
@@ -114,6 +171,9 @@ class StreamingJunitParser implements JunitParser {
     if (!this.sawContent) this.sawContent = /\S/.test(text);
     const cleaned = replaceControlChars(text);
     this.replacedChars += cleaned.replaced;
+    this.chunkText = cleaned.text;
+    this.chunkStart = this.fedChars;
+    this.fedChars += cleaned.text.length;
     this.sax.write(cleaned.text);
     if (!this.walker.rootSeen) this.checkProlog(text.length);
   }
@@ -152,16 +212,18 @@ class StreamingJunitParser implements JunitParser {
 
   private emitCase(testCase: OpenCase): void {
     this.counts.testcases++;
-    for (const attempt of attemptsOf(testCase)) {
-      if (this.counts.attempts >= this.limits.maxAttempts) {
-        const message = `the file has more than ${this.limits.maxAttempts} test attempts`;
-        throw new JunitFileError(message, this.position());
-      }
-      attempt.retryIndex = this.nextRetryIndex(attempt);
-      this.count(attempt);
-      this.batch.push(attempt);
-      if (this.batch.length >= this.batchSize) this.flush();
+    forEachAttempt(testCase, this.emitAttempt);
+  }
+
+  private emit(attempt: JunitAttempt): void {
+    if (this.counts.attempts >= this.limits.maxAttempts) {
+      const message = `the file has more than ${this.limits.maxAttempts} test attempts`;
+      throw new JunitFileError(message, this.position());
     }
+    attempt.retryIndex = this.retries.next(attempt);
+    this.count(attempt);
+    this.batch.push(attempt);
+    if (this.batch.length >= this.batchSize) this.flush();
   }
 
   private count(attempt: JunitAttempt): void {

@@ -10,12 +10,32 @@ const EARLIEST_REAL_TIMESTAMP = 86_400_000;
 /** Seconds (`1.5`, `0.`, `1,234.5`) → milliseconds; null when missing, negative or not a number. */
 export function parseDurationMs(value: string | undefined): number | null {
   if (value === undefined) return null;
+  if (isPlainDecimal(value)) return Math.round(Number(value) * 1_000_000) / 1_000;
   let text = value.trim();
   if (THOUSANDS.test(text)) text = text.replaceAll(',', '');
   if (!DECIMAL.test(text)) return null;
   const seconds = Number(text);
   if (!Number.isFinite(seconds)) return null;
   return Math.round(seconds * 1_000_000) / 1_000;
+}
+
+/**
+ * Fast path for the common form `123` / `1.25` / `0.`: digits with at most one dot, nothing else.
+ * Such text needs no trimming, never matches THOUSANDS, always matches DECIMAL and is finite.
+ */
+function isPlainDecimal(value: string): boolean {
+  const length = value.length;
+  if (length === 0 || length > 20) return false;
+  let dots = 0;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code === 0x2e) {
+      if (i === 0 || ++dots > 1) return false;
+    } else if (code < 0x30 || code > 0x39) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** ISO 8601 date-time → epoch ms. No zone means UTC. Null for unparsable or pre-1970 default values. */
@@ -78,6 +98,44 @@ function isHighSurrogate(code: number): boolean {
 export function optionalText(value: string | undefined, max: number): string | null {
   if (value === undefined || value === '') return null;
   return truncate(value, max);
+}
+
+/**
+ * A copy of `text` that shares no memory with the string it came from. saxes hands out slices
+ * (and concatenations of slices) of the whole decoded chunk; keeping such a slice in a record
+ * would keep the 64 KB chunk alive with it.
+ */
+export function detach(text: string): string {
+  return ` ${text}`.slice(1);
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole Latin-1 range is the point.
+const NOT_LATIN1 = /[^\u0000-\u00ff]/;
+
+/**
+ * Like `detach`, and stored one byte per character when every character fits (Latin-1): V8 keeps
+ * text cut from a chunk that holds any other character (one emoji in a test name is enough) at two
+ * bytes per character. Used for failure texts, which are most of the memory a report's attempts hold.
+ */
+export function compact(text: string): string {
+  if (text.length < 64 || NOT_LATIN1.test(text)) return detach(text);
+  return Buffer.from(text, 'latin1').toString('latin1');
+}
+
+/** Like `optionalText`, but the result is detached, and equal to the previous one when the value repeats. */
+export class KeptText {
+  private last: string | null = null;
+
+  constructor(private readonly max: number) {}
+
+  of(value: string | undefined): string | null {
+    if (value === undefined || value === '') return null;
+    const last = this.last;
+    if (last !== null && value.length <= this.max && value === last) return last;
+    const kept = detach(truncate(value, this.max));
+    this.last = kept;
+    return kept;
+  }
 }
 
 /** C0 control characters other than TAB, LF and CR: not allowed in XML 1.0, yet common (ANSI colour codes). */
