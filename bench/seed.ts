@@ -19,7 +19,7 @@ import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
 /** Bump when the generated data changes shape, so cached databases are seeded again. */
-const SEED_VERSION = 3;
+const SEED_VERSION = 4;
 const DAY_MS = 24 * 3_600_000;
 /** Distinct failure messages (fingerprints and summaries) results draw from. */
 const FAILURE_KINDS = 300;
@@ -351,19 +351,31 @@ function resultColumns(repoId: string, run: Run, retry: boolean) {
   } satisfies Record<Exclude<keyof TestResultsTable, 'id'>, RawBuilder<unknown>>;
 }
 
-/** One upload's results (retry: the passing retries of its failed flaky tests) in one INSERT … SELECT. */
-function insertRun(trx: Transaction<Tables & BenchTables>, repoId: string, run: Run, retry: boolean) {
+/**
+ * One upload's attempts (retry: the passing retries of its failed flaky tests) in INSERT … SELECTs:
+ * failed and skipped ones into test_results, passes into test_passes.
+ */
+async function insertRun(trx: Transaction<Tables & BenchTables>, repoId: string, run: Run, retry: boolean) {
   const columns = resultColumns(repoId, run, retry);
   const names = sql.raw(Object.keys(columns).join(', '));
   const hash = sql`(x0.idx * 7919 + ${run.idx} * 104729 + (x0.idx * ${run.idx}) % 9973) % 1000`;
   const tests = sql`select x0.*, ${hash} as h from bench_seed_tests x0 where x0.shard = ${run.shard} or x0.shard = -1`;
-  const where = retry ? sql`where x.flaky = 1 and x.h < x.fail_pm` : sql``;
-  return sql`insert into test_results (${names})
-    select ${sql.join(Object.values(columns))}
+  const retried = sql`x.flaky = 1 and x.h < x.fail_pm`;
+  if (!retry) {
+    await sql`insert into test_results (${names})
+      select ${sql.join(Object.values(columns))}
+      from (${tests}) x
+      left join bench_seed_failures f on x.h < x.fail_pm and f.idx = (x.fp_base + x.h % 3) % ${FAILURE_KINDS}
+      where x.h < x.fail_pm + x.skip_pm
+      order by x.idx`.execute(trx);
+  }
+  const passed = retry ? retried : sql`x.h >= x.fail_pm + x.skip_pm`;
+  await sql`insert into test_passes (test_case_id, at, upload_id, seq, retry_index, duration_ms)
+    select ${columns.test_case_id}, ${columns.at}, ${columns.upload_id}, x.idx * 2 + ${retry ? 1 : 0},
+      ${columns.retry_index}, ${columns.duration_ms}
     from (${tests}) x
-    left join bench_seed_failures f on x.h < x.fail_pm and f.idx = (x.fp_base + x.h % 3) % ${FAILURE_KINDS}
-    ${where}
-    order by x.idx`.execute(trx);
+    where ${passed}
+    order by x.id`.execute(trx);
 }
 
 async function seedRepo(
@@ -425,11 +437,24 @@ async function seedRepo(
     ])
     .where('repo_id', '=', repository.id)
     .executeTakeFirstOrThrow();
-  const hot = await db
-    .selectFrom('test_results')
+  const passes = await db
+    .selectFrom('test_passes')
+    .innerJoin('uploads', 'uploads.id', 'test_passes.upload_id')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('test_case_id', '=', cases.hotTestId)
+    .where('uploads.repo_id', '=', repository.id)
     .executeTakeFirstOrThrow();
+  const hotRows = async (table: 'test_results' | 'test_passes') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('test_case_id', '=', cases.hotTestId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const hot = { n: (await hotRows('test_results')) + (await hotRows('test_passes')) };
+  counts.n = Number(counts.n) + Number(passes.n);
   log(
     `seed ${engine}: ${spec.orgSlug}: ${Number(counts.n)} results in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );

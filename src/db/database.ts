@@ -81,7 +81,13 @@ function cachePreparedStatements(handle: BetterSqlite3.Database): void {
   }) as typeof handle.prepare;
 }
 
-function openHandle(file: string): BetterSqlite3.Database {
+/**
+ * Page cache of the writer, in KiB: a large upload's transaction changes tens of MB of pages, and
+ * SQLite's default 2 MB cache would spill them to the WAL (and read them back) mid-transaction.
+ */
+const WRITER_CACHE_KIB = 64 * 1024;
+
+function openHandle(file: string, cacheKib?: number): BetterSqlite3.Database {
   const handle = new BetterSqlite3(file);
   // WAL lets readers run beside the writer. synchronous=NORMAL in WAL mode never loses a committed
   // transaction when the process is killed; only an OS crash or power loss can drop the last commits.
@@ -89,6 +95,7 @@ function openHandle(file: string): BetterSqlite3.Database {
   handle.pragma('synchronous = NORMAL');
   handle.pragma('foreign_keys = ON');
   handle.pragma('busy_timeout = 5000');
+  if (cacheKib !== undefined) handle.pragma(`cache_size = -${cacheKib}`);
   cachePreparedStatements(handle);
   return handle;
 }
@@ -97,7 +104,7 @@ function openSqlite(dataDir: string): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'mainline.db');
   // The writer first: it creates the file and switches it to WAL before the reader opens it.
-  const writer = openHandle(file);
+  const writer = openHandle(file, WRITER_CACHE_KIB);
   const reader = openHandle(file);
   const driver = new ReadWriteSqliteDriver(() => ({ writer, reader }));
   const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect(driver) });

@@ -217,20 +217,26 @@ export interface DailyOutcomeRow {
   skipped: number;
 }
 
-/** One test's attempts per UTC day since `since` (a day start), by the index (test_case_id, at). */
+/** One test's attempts per UTC day since `since` (a day start), by the keys (test_case_id, at) of both attempt tables. */
 export async function dailyOutcomes(
   db: Queryable,
   testId: string,
   since: number,
 ): Promise<DailyOutcomeRow[]> {
-  const { rows } = await sql<Record<keyof DailyOutcomeRow, number | string | null>>`select
-      cast((at - ${since}) / ${DAY_MS} as integer) as day,
-      sum(case when outcome = 'passed' then 1 else 0 end) as passed,
-      sum(case when outcome = 'failed' and quarantined = 0 then 1 else 0 end) as failed,
-      sum(case when outcome = 'failed' and quarantined = 1 then 1 else 0 end) as quarantined,
-      sum(case when outcome = 'skipped' then 1 else 0 end) as skipped
-    from test_results where test_case_id = ${testId} and at >= ${since}
-    group by 1`.execute(db);
+  const { rows } = await sql<Record<keyof DailyOutcomeRow, number | string | null>>`select day,
+      sum(passed) as passed, sum(failed) as failed, sum(quarantined) as quarantined, sum(skipped) as skipped
+    from (
+      select cast((at - ${since}) / ${DAY_MS} as integer) as day,
+        0 as passed,
+        case when outcome = 'failed' and quarantined = 0 then 1 else 0 end as failed,
+        case when outcome = 'failed' and quarantined = 1 then 1 else 0 end as quarantined,
+        case when outcome = 'skipped' then 1 else 0 end as skipped
+      from test_results where test_case_id = ${testId} and at >= ${since}
+      union all
+      select cast((at - ${since}) / ${DAY_MS} as integer) as day, 1, 0, 0, 0
+      from test_passes where test_case_id = ${testId} and at >= ${since}
+    ) a
+    group by day`.execute(db);
   return rows.map((r) => ({
     day: Number(r.day),
     passed: Number(r.passed ?? 0),

@@ -28,30 +28,35 @@ const insertTexts = new Map<string, string>();
 /**
  * Inserts many rows of one shape: the statement text for a chunk is built once and reused (the
  * SQLite driver then reuses its prepared statement), which spares the query builder's per-value work
- * on the ingest path (100k result rows per large upload). Rows must all have the same keys.
+ * on the ingest path (100k rows per large upload). Rows must all have the same keys. With
+ * `ignoreConflicts`, rows whose key is taken are skipped. Returns the number of rows inserted.
  */
 export async function insertMany<T extends Record<string, unknown>>(
   db: Queryable,
   table: keyof Tables & string,
   rows: readonly T[],
-  chunkRows = 1000,
-): Promise<void> {
+  options: { chunkRows?: number; ignoreConflicts?: boolean } = {},
+): Promise<number> {
   const first = rows[0];
-  if (first === undefined) return;
+  if (first === undefined) return 0;
   const columns = Object.keys(first);
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  for (const part of chunked(rows, chunkRows)) {
-    const key = `${postgres ? 'pg' : 'sqlite'}|${table}|${columns.join(',')}|${part.length}`;
+  const ignore = options.ignoreConflicts === true;
+  let inserted = 0;
+  for (const part of chunked(rows, options.chunkRows ?? 1000)) {
+    const key = `${postgres ? 'pg' : 'sqlite'}|${table}|${columns.join(',')}|${part.length}|${ignore}`;
     let text = insertTexts.get(key);
     if (text === undefined) {
       let n = 0;
       const tuple = () => `(${columns.map(() => (postgres ? `$${++n}` : '?')).join(',')})`;
-      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(tuple).join(',')}`;
+      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(tuple).join(',')}${ignore ? ' on conflict do nothing' : ''}`;
       insertTexts.set(key, text);
     }
     const params: unknown[] = [];
     for (const row of part) for (const c of columns) params.push(row[c] ?? null);
-    await db.executeQuery(CompiledQuery.raw(text, params));
+    const result = await db.executeQuery(CompiledQuery.raw(text, params));
+    inserted += Number(result.numAffectedRows ?? 0n);
     await yieldToEventLoop();
   }
+  return inserted;
 }

@@ -36,19 +36,31 @@ export interface RunTestOutcome {
 
 /** Every test of these uploads with its last attempt's outcome and its current status and quarantine. */
 export async function testOutcomes(db: Queryable, uploadIds: readonly string[]): Promise<RunTestOutcome[]> {
-  const last = new Map<string, { outcome: string; at: number; id: number }>();
+  // The last attempt of each test: latest first, then highest retry; on a tie a pass is later (a
+  // failure retried into a pass is not a failure).
+  const last = new Map<string, { outcome: string; at: number; retry: number }>();
+  const consider = (id: string, outcome: string, at: number, retry: number) => {
+    const prev = last.get(id);
+    const later =
+      prev === undefined ||
+      at > prev.at ||
+      (at === prev.at && (retry > prev.retry || (retry === prev.retry && outcome === 'passed')));
+    if (later) last.set(id, { outcome, at, retry });
+  };
   for (const part of chunked(uploadIds)) {
     const rows = await db
       .selectFrom('test_results')
-      .select(['id', 'test_case_id', 'outcome', 'at'])
+      .select(['test_case_id', 'outcome', 'at', 'retry_index'])
       .where('upload_id', 'in', part)
       .where('outcome', '!=', 'skipped')
       .execute();
-    for (const r of rows) {
-      const prev = last.get(r.test_case_id);
-      if (prev === undefined || r.at > prev.at || (r.at === prev.at && r.id > prev.id))
-        last.set(r.test_case_id, r);
-    }
+    for (const r of rows) consider(r.test_case_id, r.outcome, Number(r.at), r.retry_index);
+    const passes = await db
+      .selectFrom('test_passes')
+      .select(['test_case_id', 'at', 'retry_index'])
+      .where('upload_id', 'in', part)
+      .execute();
+    for (const r of passes) consider(r.test_case_id, 'passed', Number(r.at), r.retry_index);
   }
   const out: RunTestOutcome[] = [];
   for (const part of chunked([...last.keys()])) {

@@ -1,11 +1,25 @@
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import { chunked, insertMany, type Queryable } from './db.ts';
-import type { TestResultsTable } from './schema.ts';
+import type { TestPassesTable, TestResultsTable } from './schema.ts';
 
+/** A failed or skipped attempt. */
 export type NewResult = Insertable<TestResultsTable>;
+/** A passing attempt (its branch, commit and PR are its upload's). */
+export type NewPass = Insertable<TestPassesTable>;
 
-export async function insertResults(db: Queryable, rows: readonly NewResult[]): Promise<void> {
-  await insertMany(db, 'test_results', rows);
+/**
+ * Stores an upload's attempts: passes in `test_passes`, in test id order (neighbouring keys of the
+ * table's B-tree, so inserting 100k of them touches each page once), the rest in `test_results`.
+ */
+export async function insertAttempts(
+  db: Queryable,
+  attempts: { results: readonly NewResult[]; passes: NewPass[] },
+): Promise<void> {
+  await insertMany(db, 'test_results', attempts.results);
+  const passes = attempts.passes.sort((a, b) =>
+    a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0,
+  );
+  await insertMany(db, 'test_passes', passes);
 }
 
 /** Tests of the repository with a failed attempt on one of these commits (indexed: failures by commit). */
@@ -41,7 +55,8 @@ export interface AttemptRow {
 /**
  * The attempts of these tests that the monitors need: every attempt on the given commits (for
  * pass-on-retry, however old: found through the uploads of those commits) and every attempt since
- * `since` (for the windowed monitors).
+ * `since` (for the windowed monitors). Passes take branch, commit and PR from their upload, so the
+ * upload being ingested must already be stored. Oldest first.
  */
 export async function loadAttempts(
   db: Queryable,
@@ -50,12 +65,10 @@ export async function loadAttempts(
   scope: {
     commitShas: readonly string[];
     since: number | undefined;
-    /** Uploads to read as well (the one being ingested, not stored in `uploads` yet). */
-    uploadIds?: readonly string[];
   },
 ): Promise<AttemptRow[]> {
   if (testIds.length === 0) return [];
-  const byId = new Map<number, AttemptRow>();
+  const found = new Map<string, AttemptRow>();
   const columns = [
     'id',
     'test_case_id',
@@ -67,8 +80,25 @@ export async function loadAttempts(
     'upload_id',
     'retry_index',
   ] as const;
-  const keep = (rows: readonly (AttemptRow & { id: number })[]) => {
-    for (const { id, ...row } of rows) byId.set(Number(id), row);
+  const keepResults = (rows: readonly (AttemptRow & { id: number })[]) => {
+    for (const { id, ...row } of rows) found.set(`r${id}`, { ...row, at: Number(row.at) });
+  };
+  const passes = db
+    .selectFrom('test_passes as p')
+    .innerJoin('uploads as u', 'u.id', 'p.upload_id')
+    .select([
+      'p.test_case_id',
+      'p.at',
+      'u.branch',
+      'u.commit_sha',
+      'u.pr_number',
+      'p.upload_id',
+      'p.retry_index',
+      'p.seq',
+    ]);
+  const keepPasses = (rows: readonly (Omit<AttemptRow, 'outcome'> & { seq: number })[]) => {
+    for (const { seq, ...row } of rows)
+      found.set(`p${row.upload_id}:${seq}`, { ...row, at: Number(row.at), outcome: 'passed' });
   };
   if (scope.commitShas.length > 0) {
     const uploads = await db
@@ -77,10 +107,12 @@ export async function loadAttempts(
       .where('repo_id', '=', repoId)
       .where('commit_sha', 'in', [...scope.commitShas])
       .execute();
-    const ids = [...new Set([...uploads.map((u) => u.id), ...(scope.uploadIds ?? [])])];
-    for (const ups of chunked(ids, 100)) {
+    for (const ups of chunked(
+      uploads.map((u) => u.id),
+      100,
+    )) {
       for (const part of chunked(testIds, 400)) {
-        keep(
+        keepResults(
           await db
             .selectFrom('test_results')
             .select(columns)
@@ -88,12 +120,15 @@ export async function loadAttempts(
             .where('test_case_id', 'in', part)
             .execute(),
         );
+        keepPasses(
+          await passes.where('p.upload_id', 'in', ups).where('p.test_case_id', 'in', part).execute(),
+        );
       }
     }
   }
   if (scope.since !== undefined) {
     for (const part of chunked(testIds, 400)) {
-      keep(
+      keepResults(
         await db
           .selectFrom('test_results')
           .select(columns)
@@ -101,9 +136,10 @@ export async function loadAttempts(
           .where('at', '>=', scope.since)
           .execute(),
       );
+      keepPasses(await passes.where('p.test_case_id', 'in', part).where('p.at', '>=', scope.since).execute());
     }
   }
-  return [...byId.entries()].sort((a, b) => a[0] - b[0]).map(([, row]) => row);
+  return [...found.values()].sort((a, b) => a.at - b.at || a.retry_index - b.retry_index);
 }
 
 /** Distinct PRs with a failing attempt since `since`, per test. */
@@ -134,17 +170,21 @@ export async function attemptCounts(
   testId: string,
   since: number,
 ): Promise<{ ran: number; failed: number }> {
-  const row = await db
+  const failures = await db
     .selectFrom('test_results')
-    .select((eb) => [
-      eb.fn.countAll<number>().as('ran'),
-      eb.fn.sum<number>(eb.case().when('outcome', '=', 'failed').then(1).else(0).end()).as('failed'),
-    ])
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('test_case_id', '=', testId)
     .where('at', '>=', since)
-    .where('outcome', '!=', 'skipped')
+    .where('outcome', '=', 'failed')
     .executeTakeFirstOrThrow();
-  return { ran: Number(row.ran), failed: Number(row.failed ?? 0) };
+  const passes = await db
+    .selectFrom('test_passes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('test_case_id', '=', testId)
+    .where('at', '>=', since)
+    .executeTakeFirstOrThrow();
+  const failed = Number(failures.n);
+  return { ran: failed + Number(passes.n), failed };
 }
 
 export interface FailureGroupRow {

@@ -115,6 +115,22 @@ export interface TestCasesTable {
   rollup_at: number;
 }
 
+/**
+ * A passing attempt (migration 0010): branch, commit and PR are its upload's. Every other attempt
+ * (failed, skipped) is a row of `test_results`.
+ */
+export interface TestPassesTable {
+  test_case_id: string;
+  /** When the attempt ran (epoch ms). */
+  at: number;
+  upload_id: string;
+  /** Position of the attempt in its upload (keeps two passes of one test in one upload apart). */
+  seq: number;
+  retry_index: number;
+  duration_ms: number | null;
+}
+
+/** A failed or skipped attempt (passes are in `test_passes`). */
 export interface TestResultsTable {
   id: Generated<number>;
   repo_id: string;
@@ -125,7 +141,7 @@ export interface TestResultsTable {
   branch: string;
   commit_sha: string;
   pr_number: number | null;
-  /** passed | failed | skipped */
+  /** failed | skipped (passed before migration 0010) */
   outcome: string;
   retry_index: number;
   duration_ms: number | null;
@@ -370,6 +386,7 @@ export interface Tables {
   uploads: UploadsTable;
   test_cases: TestCasesTable;
   test_results: TestResultsTable;
+  test_passes: TestPassesTable;
   test_case_events: TestCaseEventsTable;
   list_snapshots: ListSnapshotsTable;
   list_snapshot_rows: ListSnapshotRowsTable;

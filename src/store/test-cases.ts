@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely';
-import { chunked, type Queryable, yieldToEventLoop } from './db.ts';
+import { chunked, insertMany, type Queryable, yieldToEventLoop } from './db.ts';
 import type { TestCasesTable } from './schema.ts';
 
 export type TestCaseRow = Selectable<TestCasesTable>;
@@ -15,66 +15,91 @@ export const SEEN_COLUMNS = [
   'last_seen_at',
   'codeowners',
 ] as const;
-export type SeenTestCase = Pick<TestCaseRow, (typeof SEEN_COLUMNS)[number]>;
+export type SeenTestCase = Readonly<Pick<TestCaseRow, (typeof SEEN_COLUMNS)[number]>>;
+
+/** The seen columns of a full row (a new test's), without the rest. */
+function seen(r: TestCaseRow): SeenTestCase {
+  const out: Record<string, unknown> = {};
+  for (const column of SEEN_COLUMNS) out[column] = r[column];
+  return out as SeenTestCase;
+}
 
 /** A test's last_seen_at is moved forward only when it is older than this (saves a row write per test per upload). */
 export const SEEN_PRECISION_MS = 3_600_000;
 
+/** The tests of one upload, for `upsertTestCases`. */
+export interface UploadTests {
+  readonly repoId: string;
+  readonly now: number;
+  /** Distinct test ids. */
+  readonly ids: readonly string[];
+  /** The row to insert for a test that does not exist yet. */
+  readonly build: (id: string) => TestCaseRow;
+  /** Each test's owners (JSON) when the upload carried CODEOWNERS: owners that changed are replaced. */
+  readonly owners: ReadonlyMap<string, string> | undefined;
+  /** Rows known to be current (of this repository): not looked up, and returned as they are. */
+  readonly known: ReadonlyMap<string, SeenTestCase>;
+}
+
 /**
  * Stores an upload's tests and returns their rows: looks them up by primary key, inserts the new ones,
- * marks known ones seen (when last seen over an hour ago) and, with `setOwners`, replaces owners that
- * changed. A known test rewrites nothing in the usual case, so a repeated upload of the same suite costs
- * lookups, not writes. An id that belongs to another repository is left untouched and not returned:
- * the caller re-derives those ids.
+ * marks known ones seen (when last seen over an hour ago) and replaces owners that changed. A known
+ * test rewrites nothing in the usual case, so a repeated upload of the same suite costs lookups, not
+ * writes, and none for the `known` rows. An id that belongs to another repository is left untouched
+ * and not returned: the caller re-derives those ids.
  */
-export async function upsertTestCases(
-  db: Queryable,
-  rows: readonly TestCaseRow[],
-  setOwners: boolean,
-): Promise<SeenTestCase[]> {
-  const first = rows[0];
-  if (first === undefined) return [];
-  const { repo_id: repoId, last_seen_at: now } = first;
+export async function upsertTestCases(db: Queryable, tests: UploadTests): Promise<SeenTestCase[]> {
+  const { repoId, now, owners } = tests;
   const existing = new Map<string, SeenTestCase>();
-  for (const part of chunked(rows.map((r) => r.id))) {
+  const unknown: string[] = [];
+  for (const id of tests.ids) {
+    const k = tests.known.get(id);
+    if (k === undefined) unknown.push(id);
+    else existing.set(id, k);
+  }
+  // In key order, chunk after chunk: each statement's lookups walk on through the primary key's
+  // B-tree instead of jumping across it, and new rows go into it in order.
+  unknown.sort();
+  for (const part of chunked(unknown)) {
     for (const r of await db.selectFrom('test_cases').select(SEEN_COLUMNS).where('id', 'in', part).execute())
       existing.set(r.id, r);
     await yieldToEventLoop();
   }
   const out: SeenTestCase[] = [];
-  const fresh = rows.filter((r) => !existing.has(r.id));
-  for (const part of chunked(fresh, 400)) {
-    const inserted = await db
-      .insertInto('test_cases')
-      .values(part)
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning(SEEN_COLUMNS)
-      .execute();
-    out.push(...inserted);
-    await yieldToEventLoop();
+  const fresh = unknown.filter((id) => !existing.has(id)).map(tests.build);
+  const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
+  if (inserted === fresh.length) {
+    for (const r of fresh) out.push(seen(r));
+  } else {
+    // Some ids were taken since the lookup (by another repository's custom ids): keep those that are ours.
+    for (const part of chunked(fresh.map((r) => r.id))) {
+      const found = await db.selectFrom('test_cases').select(SEEN_COLUMNS).where('id', 'in', part).execute();
+      for (const r of found) if (r.repo_id === repoId) existing.set(r.id, r);
+    }
   }
-  const wanted = new Map(rows.map((r) => [r.id, r]));
   const stale: string[] = [];
-  const owners = new Map<string, string[]>();
-  for (const row of existing.values()) {
-    if (row.repo_id !== repoId) continue;
+  const changedOwners = new Map<string, string[]>();
+  for (const found of existing.values()) {
+    if (found.repo_id !== repoId) continue;
+    // Rows are shared (with `known`): a change makes a new one.
+    let row = found;
     if (row.last_seen_at < now - SEEN_PRECISION_MS) {
       stale.push(row.id);
-      row.last_seen_at = now;
+      row = { ...row, last_seen_at: now };
     }
-    const codeowners = wanted.get(row.id)?.codeowners;
-    if (setOwners && codeowners !== undefined && codeowners !== row.codeowners) {
-      const ids = owners.get(codeowners);
-      if (ids === undefined) owners.set(codeowners, [row.id]);
+    const codeowners = owners?.get(row.id);
+    if (codeowners !== undefined && codeowners !== row.codeowners) {
+      const ids = changedOwners.get(codeowners);
+      if (ids === undefined) changedOwners.set(codeowners, [row.id]);
       else ids.push(row.id);
-      row.codeowners = codeowners;
+      row = { ...row, codeowners };
     }
     out.push(row);
   }
   for (const part of chunked(stale)) {
     await db.updateTable('test_cases').set({ last_seen_at: now }).where('id', 'in', part).execute();
   }
-  for (const [codeowners, ids] of owners) {
+  for (const [codeowners, ids] of changedOwners) {
     for (const part of chunked(ids)) {
       await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
     }

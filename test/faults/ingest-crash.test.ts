@@ -87,7 +87,7 @@ async function stored(database: Database, uploads: readonly PlannedUpload[]) {
     (rows.length === 0
       ? []
       : await db
-          .selectFrom('test_results')
+          .selectFrom(attemptsTable().as('a'))
           .select(['upload_id', (eb) => eb.fn.countAll<number>().as('n')])
           .where(
             'upload_id',
@@ -115,8 +115,8 @@ async function stored(database: Database, uploads: readonly PlannedUpload[]) {
   const resultsByClass = new Map(
     (
       await db
-        .selectFrom('test_results')
-        .innerJoin('test_cases', 'test_cases.id', 'test_results.test_case_id')
+        .selectFrom(attemptsTable().as('a'))
+        .innerJoin('test_cases', 'test_cases.id', 'a.test_case_id')
         .select(['test_cases.classname', (eb) => eb.fn.countAll<number>().as('n')])
         .where(
           'test_cases.classname',
@@ -140,6 +140,12 @@ async function stored(database: Database, uploads: readonly PlannedUpload[]) {
   });
 }
 
+/** Every stored attempt: failed and skipped ones in test_results, passes in test_passes. */
+function attemptsTable() {
+  return sql<{ upload_id: string; test_case_id: string }>`(select upload_id, test_case_id from test_results
+    union all select upload_id, test_case_id from test_passes)`;
+}
+
 type Stored = Awaited<ReturnType<typeof stored>>[number];
 
 const complete = (s: Stored) =>
@@ -151,7 +157,7 @@ const absent = (s: Stored) => s.uploadId === undefined && s.testCases === 0 && s
 
 async function orphanResults(database: Database): Promise<number> {
   const row = await sql<{ n: number }>`
-    select count(*) as n from test_results where upload_id not in (select id from uploads)`.execute(
+    select count(*) as n from (${attemptsTable()}) a where upload_id not in (select id from uploads)`.execute(
     database.db,
   );
   return Number(row.rows[0]?.n ?? 0);

@@ -41,7 +41,13 @@ async function recomputeOne(
   by: string,
 ) {
   const settings = await loadHealthSettings(trx, repository.id);
-  await recomputeTests(trx, repository.id, [testId], settings, { now: ctx.now(), commitShas: [], by });
+  const outcome = await recomputeTests(trx, repository.id, [testId], settings, {
+    now: ctx.now(),
+    commitShas: [],
+    by,
+  });
+  // The manual change itself (flag, override) is a change of the test's row too.
+  if (!outcome.bumped) await bumpHealthVersion(trx, repository.id);
 }
 
 /** Links an external ticket; its link comes from the repository's ticket_url_template when set. */

@@ -26,6 +26,8 @@ export interface RecomputeOutcome {
   readonly statusChanged: string[];
   /** Quarantine state of every recomputed test after the recompute. */
   readonly quarantined: Map<string, boolean>;
+  /** Whether a test row changed (and the repository's health_version was bumped once). */
+  bumped: boolean;
 }
 
 /**
@@ -137,8 +139,6 @@ export async function recomputeTests(
     commitShas: readonly string[];
     by: string;
     rows?: readonly TestCaseRow[];
-    /** The upload being ingested (its attempts are on commitShas but its row is not stored yet). */
-    uploadId?: string;
   },
 ): Promise<RecomputeOutcome> {
   const { now } = options;
@@ -146,7 +146,6 @@ export async function recomputeTests(
   const attempts = await loadAttempts(db, repoId, testIds, {
     commitShas: options.commitShas,
     since: windowedSince(settings.policy, now),
-    ...(options.uploadId !== undefined ? { uploadIds: [options.uploadId] } : {}),
   });
   const byTest = new Map<string, Attempt[]>();
   for (const a of attempts) {
@@ -155,7 +154,7 @@ export async function recomputeTests(
     else list.push(toAttempt(a));
   }
 
-  const outcome: RecomputeOutcome = { statusChanged: [], quarantined: new Map() };
+  const outcome: RecomputeOutcome = { statusChanged: [], quarantined: new Map(), bumped: false };
   const patches = new Map<string, Patch>();
   const events: NewEvent[] = [];
   const unhealthy: string[] = [];
@@ -183,5 +182,6 @@ export async function recomputeTests(
   await insertEvents(db, events);
   await enqueueHealthEvents(db, repoId, rows, events, now);
   if (changed) await bumpHealthVersion(db, repoId);
+  outcome.bumped = changed;
   return outcome;
 }

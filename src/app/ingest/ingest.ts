@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type CodeownersRule, ownersFor, parseCodeowners } from '../../domain/codeowners/index.ts';
-import { failureFingerprint, summariseFailure } from '../../domain/failures/index.ts';
+import { describeFailure } from '../../domain/failures/index.ts';
 import { NEW_TEST_REASON, passesCanActivate } from '../../domain/health/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { repoFullName, testCaseId, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
-import { bumpHealthVersion, findRepo } from '../../store/repos.ts';
+import { bumpHealthVersion, findRepo, healthVersion } from '../../store/repos.ts';
 import {
-  insertResults,
+  insertAttempts,
   lockRepositoryHealth,
+  type NewPass,
   type NewResult,
   testsFailedOnCommits,
 } from '../../store/results.ts';
@@ -19,7 +20,7 @@ import {
   type TestCaseRow,
   upsertTestCases,
 } from '../../store/test-cases.ts';
-import { findUploadByKey, insertUpload } from '../../store/uploads.ts';
+import { findUploadByKey, insertUpload, setUploadResult } from '../../store/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { recomputeTests } from '../health/recompute.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
@@ -27,6 +28,7 @@ import { runsForUpload } from '../queue/run-links.ts';
 import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
 import type { ParsedFile } from './parse-file.ts';
 import { buildResult, type UploadResult } from './result.ts';
+import { seenTestsCache } from './seen-cache.ts';
 
 /** The `meta` of an upload (docs/upload-contract.md), already validated against its schema. */
 export interface UploadMeta {
@@ -68,25 +70,40 @@ export function identify(
   now: number,
 ): IdentifiedAttempt[] {
   const fullName = repoFullName(repo);
-  return files.flatMap((f) =>
-    f.attempts.map((attempt) => ({
-      testId: testCaseId({ orgSlug, repoFullName: fullName, ...attempt, variant }),
-      attempt,
-      at: attemptTime(attempt, now),
-    })),
-  );
+  const out: IdentifiedAttempt[] = [];
+  for (const f of files) {
+    for (const attempt of f.attempts) {
+      const testId = testCaseId({
+        orgSlug,
+        repoFullName: fullName,
+        file: attempt.file,
+        classname: attempt.classname,
+        parent: attempt.parent,
+        name: attempt.name,
+        customId: attempt.customId,
+        variant,
+      });
+      out.push({ testId, attempt, at: attemptTime(attempt, now) });
+    }
+  }
+  return out;
 }
 
 function failureText(a: JunitAttempt): string {
   return a.failureText ?? a.failureMessage ?? a.failureType ?? 'Failed without a message';
 }
 
-function resultRow(
-  x: IdentifiedAttempt,
-  ctx: { repoId: string; uploadId: string; meta: UploadMeta; quarantined: ReadonlySet<string> },
-): NewResult {
+interface RowContext {
+  repoId: string;
+  uploadId: string;
+  meta: UploadMeta;
+  quarantined: ReadonlySet<string>;
+}
+
+function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
   const failed = x.attempt.outcome === 'failed';
   const text = failed ? failureText(x.attempt) : null;
+  const described = text === null ? null : describeFailure(text);
   return {
     repo_id: ctx.repoId,
     test_case_id: x.testId,
@@ -97,12 +114,39 @@ function resultRow(
     pr_number: ctx.meta.pr_number ?? null,
     outcome: x.attempt.outcome,
     retry_index: x.attempt.retryIndex,
-    duration_ms: x.attempt.durationMs === null ? null : Math.round(x.attempt.durationMs),
-    failure_fingerprint: text === null ? null : failureFingerprint(text),
-    failure_summary: text === null ? null : summariseFailure(text),
+    duration_ms: duration(x.attempt),
+    failure_fingerprint: described?.fingerprint ?? null,
+    failure_summary: described?.summary ?? null,
     failure_text: text,
     quarantined: ctx.quarantined.has(x.testId) ? 1 : 0,
   };
+}
+
+function duration(a: JunitAttempt): number | null {
+  return a.durationMs === null ? null : Math.round(a.durationMs);
+}
+
+/** The upload's attempts as stored: passes (narrow rows) apart from failed and skipped attempts. */
+function attemptRows(
+  attempts: readonly IdentifiedAttempt[],
+  ctx: RowContext,
+): { results: NewResult[]; passes: NewPass[] } {
+  const results: NewResult[] = [];
+  const passes: NewPass[] = [];
+  for (let seq = 0; seq < attempts.length; seq++) {
+    const x = attempts[seq] as IdentifiedAttempt;
+    if (x.attempt.outcome === 'passed') {
+      passes.push({
+        test_case_id: x.testId,
+        at: x.at,
+        upload_id: ctx.uploadId,
+        seq,
+        retry_index: x.attempt.retryIndex,
+        duration_ms: duration(x.attempt),
+      });
+    } else results.push(resultRow(x, ctx));
+  }
+  return { results, passes };
 }
 
 function newTestCase(
@@ -146,9 +190,16 @@ function ownersByTest(
   rules: readonly CodeownersRule[],
 ): Map<string, string> {
   const owners = new Map<string, string>();
+  const byFile = new Map<string, string>();
   for (const x of attempts) {
-    if (!owners.has(x.testId))
-      owners.set(x.testId, JSON.stringify(x.attempt.file ? ownersFor(rules, x.attempt.file) : []));
+    if (owners.has(x.testId)) continue;
+    const file = x.attempt.file ?? '';
+    let json = byFile.get(file);
+    if (json === undefined) {
+      json = JSON.stringify(file === '' ? [] : ownersFor(rules, file));
+      byFile.set(file, json);
+    }
+    owners.set(x.testId, json);
   }
   return owners;
 }
@@ -169,17 +220,30 @@ async function storeTestCases(
     variant: string;
     now: number;
     rules: CodeownersRule[] | undefined;
+    known: ReadonlyMap<string, SeenTestCase>;
   },
 ): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[] }> {
   const store = async (attempts: IdentifiedAttempt[]) => {
     const firstOfEach = new Map<string, IdentifiedAttempt>();
     for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
     const owners = input.rules === undefined ? undefined : ownersByTest(attempts, input.rules);
-    const newRows = [...firstOfEach.values()].map((x) =>
-      newTestCase(x, input.repo.id, input.variant, input.now, owners?.get(x.testId)),
-    );
-    const rows = await upsertTestCases(db, newRows, owners !== undefined);
-    return { rows, ids: [...firstOfEach.keys()] };
+    const ids = [...firstOfEach.keys()];
+    const rows = await upsertTestCases(db, {
+      repoId: input.repo.id,
+      now: input.now,
+      ids,
+      build: (id) =>
+        newTestCase(
+          firstOfEach.get(id) as IdentifiedAttempt,
+          input.repo.id,
+          input.variant,
+          input.now,
+          owners?.get(id),
+        ),
+      owners,
+      known: input.known,
+    });
+    return { rows, ids };
   };
   const first = await store(identified);
   if (first.rows.length === first.ids.length) return { attempts: identified, rows: first.rows };
@@ -247,43 +311,24 @@ export async function ingestUpload(
   const now = ctx.now();
   const variant = meta.variant ?? '';
   const rules = meta.codeowners === undefined ? undefined : parseCodeowners(meta.codeowners).rules;
-  return ctx.db.transaction().execute(async (trx) => {
+  const cache = seenTestsCache(ctx.db);
+  let afterCommit = () => {};
+  const answer = await ctx.db.transaction().execute(async (trx) => {
     const { repository } = await ensureRepository(trx, caller, meta.repo, now);
     await lockRepositoryHealth(trx, repository.id);
     const again = await previousUpload(trx, caller, meta);
     if (again !== undefined) return again;
+    const startVersion = await healthVersion(trx, repository.id);
+    const known = cache.lookup(repository.id, startVersion);
     const uploadId = randomUUID();
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const { attempts, rows } = await storeTestCases(
       trx,
       identify(files, caller.orgSlug, repository, variant, now),
-      { orgSlug: caller.orgSlug, repo: repository, variant, now, rules },
+      { orgSlug: caller.orgSlug, repo: repository, variant, now, rules, known },
     );
-    const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
-    await insertResults(
-      trx,
-      attempts.map((x) => resultRow(x, { repoId: repository.id, uploadId, meta: stored, quarantined })),
-    );
-    const settings = await loadHealthSettings(trx, repository.id);
-    const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, meta.commit_sha, settings);
-    const outcome = await recomputeTests(
-      trx,
-      repository.id,
-      evaluate.map((r) => r.id),
-      settings,
-      { rows: evaluate, now, commitShas: [meta.commit_sha], by: `upload ${uploadId}`, uploadId },
-    );
-    for (const r of rows)
-      if (!outcome.quarantined.has(r.id)) outcome.quarantined.set(r.id, r.quarantined === 1);
-    const result = buildResult({
-      uploadId,
-      repository,
-      files,
-      attempts,
-      quarantinedAfter: outcome.quarantined,
-    });
-    await bumpHealthVersion(trx, repository.id);
+    // The upload row first: stored passes take their branch, commit and PR from it.
     await insertUpload(trx, {
       id: uploadId,
       repo_id: repository.id,
@@ -296,9 +341,45 @@ export async function ingestUpload(
       job_url: meta.job_url ?? null,
       variant,
       created_at: now,
-      result: JSON.stringify(result),
+      result: '{}',
     });
+    const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
+    await insertAttempts(
+      trx,
+      attemptRows(attempts, { repoId: repository.id, uploadId, meta: stored, quarantined }),
+    );
+    const settings = await loadHealthSettings(trx, repository.id);
+    const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, meta.commit_sha, settings);
+    const outcome = await recomputeTests(
+      trx,
+      repository.id,
+      evaluate.map((r) => r.id),
+      settings,
+      { rows: evaluate, now, commitShas: [meta.commit_sha], by: `upload ${uploadId}` },
+    );
+    for (const r of rows)
+      if (!outcome.quarantined.has(r.id)) outcome.quarantined.set(r.id, r.quarantined === 1);
+    const result = buildResult({
+      uploadId,
+      repository,
+      files,
+      attempts,
+      quarantinedAfter: outcome.quarantined,
+    });
+    await bumpHealthVersion(trx, repository.id);
+    await setUploadResult(trx, uploadId, JSON.stringify(result));
     for (const link of links) await linkRunUpload(trx, link.queueId, link.runId, uploadId);
+    // What this upload saw of its tests stays valid after the commit, except for the re-evaluated
+    // ones, unless another transaction bumped the version meanwhile (then its changes are unseen).
+    const endVersion = await healthVersion(trx, repository.id);
+    const ours = startVersion + 1 + (outcome.bumped ? 1 : 0);
+    const changed = new Set(evaluate.map((r) => r.id));
+    afterCommit =
+      endVersion === ours
+        ? () => cache.remember(repository.id, endVersion, known, rows, changed)
+        : () => cache.forget(repository.id);
     return result;
   });
+  afterCommit();
+  return answer;
 }

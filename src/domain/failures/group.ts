@@ -1,6 +1,6 @@
 // most_common_failures: failures grouped by fingerprint, most frequent first.
-import { failureAnatomy } from './anatomy.ts';
-import { failureFingerprint } from './fingerprint.ts';
+import { type FailureAnatomy, failureAnatomy } from './anatomy.ts';
+import { failureFingerprint, fingerprintOf } from './fingerprint.ts';
 
 export const MAX_SUMMARY = 200;
 export const NO_MESSAGE = '(no failure message)';
@@ -21,10 +21,19 @@ export interface FailureGroup {
 
 /** A short one-line summary: the headline (or first frame), whitespace collapsed, at most 200 characters. */
 export function summariseFailure(text: string): string {
-  const { headline, frames } = failureAnatomy(text);
+  return summaryOf(failureAnatomy(text));
+}
+
+function summaryOf({ headline, frames }: FailureAnatomy): string {
   const line = (headline || frames[0] || '').replace(/\s+/g, ' ').trim();
   if (line === '') return NO_MESSAGE;
   return line.length <= MAX_SUMMARY ? line : `${line.slice(0, MAX_SUMMARY - 1)}…`;
+}
+
+/** Fingerprint and summary of one failure text, dissecting it once. */
+export function describeFailure(text: string): { fingerprint: string; summary: string } {
+  const anatomy = failureAnatomy(text);
+  return { fingerprint: fingerprintOf(anatomy), summary: summaryOf(anatomy) };
 }
 
 interface Bucket {

@@ -8,6 +8,7 @@ import * as m0006 from './0006_outgoing_webhooks.ts';
 import * as m0007 from './0007_github.ts';
 import * as m0008 from './0008_ingest_indexes.ts';
 import * as m0009 from './0009_dashboard.ts';
+import * as m0010 from './0010_test_passes.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -23,4 +24,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0007_github': m0007,
   '0008_ingest_indexes': m0008,
   '0009_dashboard': m0009,
+  '0010_test_passes': m0010,
 };

@@ -1,0 +1,90 @@
+// Migration 0010 moves passing attempts out of test_results into test_passes. Data written by the
+// real upload path is moved back (down) and forward (up) again: the flaky-tests answers must not
+// change, and no attempt may be lost or doubled on the way.
+import { Migrator, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { migrations } from '../../src/store/migrations/index.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { onPostgres } from '../support/database.ts';
+import { junit, junitXml, upload } from '../support/upload.ts';
+
+async function count(t: TestApp, table: string, where = sql`true`): Promise<number> {
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(*) as n from ${sql.table(table)} where ${where}`.execute(t.db.database.db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+async function tableExists(t: TestApp, table: string): Promise<boolean> {
+  const query = onPostgres
+    ? sql<{
+        n: number;
+      }>`select count(*) as n from information_schema.tables where table_schema = current_schema() and table_name = ${table}`
+    : sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = ${table}`;
+  const { rows } = await query.execute(t.db.database.db);
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+describe('migration 0010: passes in a table of their own', () => {
+  let t: TestApp;
+  let token: string;
+  const scope = { repo: REPO, org_url_slug: 'acme' };
+  const answers = async () => {
+    const list = await t.post(
+      '/v1/flaky-tests/list-unhealthy-tests',
+      { ...scope, status: 'FLAKY', page_query: { page_size: 100 } },
+      token,
+    );
+    expect(list.statusCode).toBe(200);
+    const ids = await t.db.database.db.selectFrom('test_cases').select('id').orderBy('id').execute();
+    const details = [];
+    for (const { id } of ids) {
+      const res = await t.post('/v1/flaky-tests/get-test-details', { ...scope, test_id: id }, token);
+      expect(res.statusCode).toBe(200);
+      details.push(res.json().test);
+    }
+    return { flaky: list.json().tests as unknown[], details };
+  };
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    token = await t.token('acme');
+  });
+  afterAll(() => t.close());
+
+  it('moves passes back and forth without changing a single answer', async () => {
+    const login = (fail: string | false) =>
+      junitXml([{ name: 'test_login', fail }, { name: 'test_ok' }, { name: 'test_other' }]);
+    await upload(t, token, [{ name: 'a.xml', content: login('AssertionError: 500') }], { sha: 'c0ffee01' });
+    await upload(t, token, [{ name: 'a.xml', content: login(false) }], { sha: 'c0ffee01' });
+    await upload(t, token, [{ name: 'surefire.xml', content: junit('04-maven-surefire-flakyFailure.xml') }], {
+      sha: 'c0ffee02',
+    });
+    const before = await answers();
+    expect(before.flaky.length).toBeGreaterThan(0);
+    expect(before.details.some((d) => d.failure_rate_last_7d === 0)).toBe(true);
+    const passes = await count(t, 'test_passes');
+    const others = await count(t, 'test_results');
+    expect(passes).toBeGreaterThan(0);
+    expect(others).toBeGreaterThan(0);
+    expect(await count(t, 'test_results', sql`outcome = 'passed'`)).toBe(0);
+
+    const migrator = new Migrator({
+      db: t.db.database.db,
+      provider: { getMigrations: async () => ({ ...migrations }) },
+    });
+    const down = await migrator.migrateDown();
+    expect(down.error).toBeUndefined();
+    expect(down.results?.[0]?.migrationName).toBe('0010_test_passes');
+    expect(await tableExists(t, 'test_passes')).toBe(false);
+    expect(await count(t, 'test_results')).toBe(passes + others);
+    expect(await count(t, 'test_results', sql`outcome = 'passed'`)).toBe(passes);
+
+    const up = await migrateToLatest(t.db.database);
+    expect(up.applied).toEqual(['0010_test_passes']);
+    expect(await count(t, 'test_passes')).toBe(passes);
+    expect(await count(t, 'test_results')).toBe(others);
+    expect(await answers()).toEqual(before);
+  });
+});
