@@ -26,10 +26,13 @@ export function yieldToEventLoop(): Promise<void> {
 const insertTexts = new Map<string, string>();
 
 /**
- * Inserts many rows of one shape: the statement text for a chunk is built once and reused (the
- * SQLite driver then reuses its prepared statement), which spares the query builder's per-value work
- * on the ingest path (100k rows per large upload). Rows must all have the same keys. With
- * `ignoreConflicts`, rows whose key is taken are skipped. Returns the number of rows inserted.
+ * Inserts many rows of one shape. Rows must all have the same keys. With `ignoreConflicts`, rows
+ * whose key is taken are skipped. Returns the number of rows inserted. It spares the query builder's
+ * per-value work on the ingest path (100k rows per large upload):
+ * - SQLite: multi-row statements whose text is built once per shape and reused (the driver then
+ *   reuses its prepared statement);
+ * - PostgreSQL: one array parameter per column, `unnest`ed into rows, so a statement's text (and
+ *   its parse and plan) stays small however many rows it carries.
  */
 export async function insertMany<T extends Record<string, unknown>>(
   db: Queryable,
@@ -39,21 +42,62 @@ export async function insertMany<T extends Record<string, unknown>>(
 ): Promise<number> {
   const first = rows[0];
   if (first === undefined) return 0;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return insertUnnested(db, table, rows, options);
   const columns = Object.keys(first);
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const ignore = options.ignoreConflicts === true;
   let inserted = 0;
   for (const part of chunked(rows, options.chunkRows ?? 1000)) {
-    const key = `${postgres ? 'pg' : 'sqlite'}|${table}|${columns.join(',')}|${part.length}|${ignore}`;
+    const key = `${table}|${columns.join(',')}|${part.length}|${ignore}`;
     let text = insertTexts.get(key);
     if (text === undefined) {
-      let n = 0;
-      const tuple = () => `(${columns.map(() => (postgres ? `$${++n}` : '?')).join(',')})`;
-      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(tuple).join(',')}${ignore ? ' on conflict do nothing' : ''}`;
+      const tuple = `(${columns.map(() => '?').join(',')})`;
+      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(() => tuple).join(',')}${ignore ? ' on conflict do nothing' : ''}`;
       insertTexts.set(key, text);
     }
     const params: unknown[] = [];
     for (const row of part) for (const c of columns) params.push(row[c] ?? null);
+    const result = await db.executeQuery(CompiledQuery.raw(text, params));
+    inserted += Number(result.numAffectedRows ?? 0n);
+    await yieldToEventLoop();
+  }
+  return inserted;
+}
+
+/** Column types of a table (PostgreSQL), for the casts of `unnest`; the same in every schema. */
+const columnTypes = new Map<string, Map<string, string>>();
+
+async function typesOf(db: Queryable, table: string): Promise<Map<string, string>> {
+  let types = columnTypes.get(table);
+  if (types === undefined) {
+    const { rows } = await db.executeQuery<{ column_name: string; udt_name: string }>(
+      CompiledQuery.raw(
+        'select column_name, udt_name from information_schema.columns where table_schema = current_schema() and table_name = $1',
+        [table],
+      ),
+    );
+    types = new Map(rows.map((r) => [r.column_name, r.udt_name]));
+    columnTypes.set(table, types);
+  }
+  return types;
+}
+
+async function insertUnnested<T extends Record<string, unknown>>(
+  db: Queryable,
+  table: string,
+  rows: readonly T[],
+  options: { chunkRows?: number; ignoreConflicts?: boolean },
+): Promise<number> {
+  const columns = Object.keys(rows[0] as T);
+  const types = await typesOf(db, table);
+  const casts = columns.map((c, i) => {
+    const type = types.get(c);
+    if (type === undefined) throw new Error(`insertMany: ${table} has no column ${c}`);
+    return `$${i + 1}::${type}[]`;
+  });
+  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${casts.join(',')})${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
+  let inserted = 0;
+  for (const part of chunked(rows, options.chunkRows ?? 10_000)) {
+    const params = columns.map((c) => part.map((row) => row[c] ?? null));
     const result = await db.executeQuery(CompiledQuery.raw(text, params));
     inserted += Number(result.numAffectedRows ?? 0n);
     await yieldToEventLoop();
