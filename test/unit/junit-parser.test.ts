@@ -82,6 +82,15 @@ describe('JUnit parser input handling', () => {
     expect(parseText(`\uFEFF${xml}`).attempts).toEqual(expected);
   });
 
+  it('ignores child elements named like built-in object members (<toString>, <constructor>, …)', () => {
+    const text =
+      '<testsuite name="s"><testcase name="t"><toString/><constructor>x</constructor><__proto__/>' +
+      '<hasOwnProperty/></testcase><testcase name="u"><valueOf/><failure>boom</failure></testcase></testsuite>';
+    const { attempts, summary } = parseText(text);
+    expect(summary.ok).toBe(true);
+    expect(outline(attempts)).toEqual(['t passed#0', 'u failed#0']);
+  });
+
   it('replaces raw control characters (ANSI colours) instead of rejecting the file', () => {
     const text =
       '<testsuite name="s"><testcase name="t"><failure>\u001b[31mred\u001b[0m</failure></testcase></testsuite>';

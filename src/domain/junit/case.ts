@@ -139,7 +139,8 @@ export function addResult(
   attrs: Attributes,
   limits: JunitLimits,
 ): ResultElement | null {
-  const kind = RESULT_TAGS[tag];
+  // Own keys only: `RESULT_TAGS[tag]` would also find Object.prototype members (<toString>, …).
+  const kind = Object.hasOwn(RESULT_TAGS, tag) ? RESULT_TAGS[tag] : undefined;
   if (kind === undefined) return null;
   if (kind.source === 'testcase' && testCase.primary !== null) return null;
   const message = optionalText(attrs['message'], limits.maxFailureTextChars);
@@ -221,8 +222,6 @@ function attemptOf(
       caseIndex: testCase.caseIndex,
     };
   }
-  // `RESULT_TAGS[tag]` also finds Object.prototype members (<toString>, <constructor>, …): their
-  // "kind" has no fields, and such an element has always counted as a passed (or not-run) rerun.
   const failed = result.outcome === 'failed';
   return {
     name: testCase.name,
