@@ -1,6 +1,6 @@
 // most_common_failures: failures grouped by fingerprint, most frequent first.
 import { type FailureAnatomy, failureAnatomy } from './anatomy.ts';
-import { failureFingerprint, fingerprintOf } from './fingerprint.ts';
+import { fingerprintOf } from './fingerprint.ts';
 
 export const MAX_SUMMARY = 200;
 export const NO_MESSAGE = '(no failure message)';
@@ -48,11 +48,10 @@ interface Bucket {
 export function groupFailures(items: readonly FailureOccurrence[], limit: number): FailureGroup[] {
   const buckets = new Map<string, Bucket>();
   for (const { text, at } of items) {
-    const fingerprint = failureFingerprint(text);
+    const { fingerprint, summary } = describeFailure(text);
     const bucket = buckets.get(fingerprint) ?? { fingerprint, count: 0, last: at, summaries: new Map() };
     bucket.count++;
     bucket.last = Math.max(bucket.last, at);
-    const summary = summariseFailure(text);
     const seen = bucket.summaries.get(summary) ?? { count: 0, last: at };
     bucket.summaries.set(summary, { count: seen.count + 1, last: Math.max(seen.last, at) });
     buckets.set(fingerprint, bucket);
