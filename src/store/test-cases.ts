@@ -57,25 +57,29 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
     if (k === undefined) unknown.push(id);
     else existing.set(id, k);
   }
+  const lookUp = async (ids: readonly string[]) => {
+    for (const part of chunked(ids)) {
+      for (const r of await db
+        .selectFrom('test_cases')
+        .select(SEEN_COLUMNS)
+        .where('id', 'in', part)
+        .execute())
+        existing.set(r.id, r);
+      await yieldToEventLoop();
+    }
+  };
   // In key order, chunk after chunk: each statement's lookups walk on through the primary key's
   // B-tree instead of jumping across it, and new rows go into it in order.
-  unknown.sort();
-  for (const part of chunked(unknown)) {
-    for (const r of await db.selectFrom('test_cases').select(SEEN_COLUMNS).where('id', 'in', part).execute())
-      existing.set(r.id, r);
-    await yieldToEventLoop();
-  }
+  await lookUp(unknown.sort());
   const out: SeenTestCase[] = [];
   const fresh = unknown.filter((id) => !existing.has(id)).map(tests.build);
   const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
   if (inserted === fresh.length) {
     for (const r of fresh) out.push(seen(r));
   } else {
-    // Some ids were taken since the lookup (by another repository's custom ids): keep those that are ours.
-    for (const part of chunked(fresh.map((r) => r.id))) {
-      const found = await db.selectFrom('test_cases').select(SEEN_COLUMNS).where('id', 'in', part).execute();
-      for (const r of found) if (r.repo_id === repoId) existing.set(r.id, r);
-    }
+    // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
+    // those of other repositories are skipped below.
+    await lookUp(fresh.map((r) => r.id));
   }
   const stale: string[] = [];
   const changedOwners = new Map<string, string[]>();
