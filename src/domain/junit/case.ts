@@ -201,28 +201,7 @@ function attemptOf(
   durationMs: number | null,
   timestamp: number | null,
 ): JunitAttempt {
-  if (result === null) {
-    return {
-      name: testCase.name,
-      classname: testCase.classname,
-      file: testCase.file,
-      parent: testCase.parent,
-      suite: testCase.suite,
-      customId: testCase.customId,
-      line: testCase.line,
-      outcome: testCase.notRun ? 'skipped' : 'passed',
-      failureKind: null,
-      failureMessage: null,
-      failureType: null,
-      failureText: null,
-      durationMs,
-      timestamp: timestamp ?? testCase.timestamp,
-      retryIndex: 0,
-      source: 'testcase',
-      caseIndex: testCase.caseIndex,
-    };
-  }
-  const failed = result.outcome === 'failed';
+  const failure = result !== null && result.outcome === 'failed' ? result : null;
   return {
     name: testCase.name,
     classname: testCase.classname,
@@ -231,15 +210,15 @@ function attemptOf(
     suite: testCase.suite,
     customId: testCase.customId,
     line: testCase.line,
-    outcome: result.outcome ?? (testCase.notRun ? 'skipped' : 'passed'),
-    failureKind: failed ? result.failureKind : null,
-    failureMessage: failed ? result.message : null,
-    failureType: failed ? result.type : null,
-    failureText: failed ? failureText(result) : null,
+    outcome: result !== null ? result.outcome : testCase.notRun ? 'skipped' : 'passed',
+    failureKind: failure === null ? null : failure.failureKind,
+    failureMessage: failure === null ? null : failure.message,
+    failureType: failure === null ? null : failure.type,
+    failureText: failure === null ? null : failureText(failure),
     durationMs,
     timestamp: timestamp ?? testCase.timestamp,
     retryIndex: 0,
-    source: result.source ?? 'testcase',
+    source: result !== null ? result.source : 'testcase',
     caseIndex: testCase.caseIndex,
   };
 }
