@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Queryable } from '../store/db.ts';
 import type { Tables } from '../store/schema.ts';
-import { findReusableSnapshot, findSnapshot, saveSnapshot, snapshotItems } from '../store/snapshots.ts';
+import { findReusableSnapshot, findSnapshot, saveSnapshot } from '../store/snapshots.ts';
 import { invalidPageToken, PageTokens } from './page-token.ts';
 import type { PageInfo, PageQuery } from './paginate.ts';
 
@@ -18,9 +18,11 @@ export interface SnapshotSource<R> {
   firstPage(limit: number): Promise<R[]>;
   /** Inserts (snapshot_id, pos, item_id) rows for the whole list in order (one INSERT … SELECT). */
   fill(db: Queryable, snapshotId: string): Promise<void>;
-  /** The rows with these ids, in any order. */
-  load(ids: readonly string[]): Promise<R[]>;
-  idOf(row: R): string;
+  /**
+   * The rows at positions from..to (1-based, inclusive) of a snapshot `fill` wrote, in snapshot
+   * order (one join of the snapshot rows with the live rows); rows deleted since are skipped.
+   */
+  page(snapshotId: string, from: number, to: number): Promise<R[]>;
 }
 
 /** What a token of a snapshotted list carries: the snapshot (null: the live single page) and page index. */
@@ -48,10 +50,8 @@ function pageInfo(
   };
 }
 
-async function pageOf<R>(db: Queryable, source: SnapshotSource<R>, id: string, index: number, size: number) {
-  const ids = await snapshotItems(db, id, index * size + 1, (index + 1) * size);
-  const rows = new Map((await source.load(ids)).map((r) => [source.idOf(r), r]));
-  return ids.flatMap((i) => rows.get(i) ?? []);
+function pageOf<R>(source: SnapshotSource<R>, id: string, index: number, size: number): Promise<R[]> {
+  return source.page(id, index * size + 1, (index + 1) * size);
 }
 
 /**
@@ -83,7 +83,7 @@ export async function snapshotPaginate<R>(
       throw invalidPageToken('it has expired (page tokens last one hour)');
     }
     return {
-      rows: await pageOf(db, source, at.s, at.i, size),
+      rows: await pageOf(source, at.s, at.i, size),
       page: pageInfo(tokens, hash, snapshot.total, size, at),
     };
   }
@@ -92,7 +92,7 @@ export async function snapshotPaginate<R>(
   const reusable = await findReusableSnapshot(db, hash, version, now - SNAPSHOT_TTL_MS / 2);
   if (reusable !== undefined) {
     return {
-      rows: await pageOf(db, source, reusable.id, 0, size),
+      rows: await pageOf(source, reusable.id, 0, size),
       page: pageInfo(tokens, hash, reusable.total, size, { s: reusable.id, i: 0 }),
     };
   }
@@ -110,7 +110,7 @@ export async function snapshotPaginate<R>(
       saveSnapshot(trx, { id, queryHash: hash, version, createdAt: now }, (d) => source.fill(d, id)),
     );
   return {
-    rows: await pageOf(db, source, id, 0, size),
+    rows: await pageOf(source, id, 0, size),
     page: pageInfo(tokens, hash, frozen, size, { s: id, i: 0 }),
   };
 }

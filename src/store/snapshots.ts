@@ -58,19 +58,6 @@ export function findReusableSnapshot(
     .executeTakeFirst();
 }
 
-/** Item ids at positions from..to (1-based, inclusive), in order. */
-export async function snapshotItems(db: Queryable, id: string, from: number, to: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('list_snapshot_rows')
-    .select('item_id')
-    .where('snapshot_id', '=', id)
-    .where('pos', '>=', from)
-    .where('pos', '<=', to)
-    .orderBy('pos')
-    .execute();
-  return rows.map((r) => r.item_id);
-}
-
 /** Deletes snapshots created before `before`, with their rows. */
 export async function deleteSnapshotsBefore(db: Queryable, before: number): Promise<number> {
   const old = db.selectFrom('list_snapshots').select('id').where('created_at', '<', before);

@@ -5,6 +5,27 @@ import type { TestCaseRow } from './test-cases.ts';
 /** Trunk's default order of unhealthy tests: PRs impacted (most first), then name, then id. */
 const UNHEALTHY_ORDER = sql`prs_impacted_7d desc, name, id`;
 
+/** The columns of a test case that the unhealthy and detailed records show; a page reads only these. */
+export const RECORD_COLUMNS = [
+  'id',
+  'name',
+  'variant',
+  'status',
+  'status_reason',
+  'status_at',
+  'file',
+  'parent',
+  'classname',
+  'codeowners',
+  'prs_impacted_7d',
+  'quarantined',
+  'ticket_url',
+] as const;
+export type RecordRow = Pick<TestCaseRow, (typeof RECORD_COLUMNS)[number]>;
+
+/** RECORD_COLUMNS of the test_cases table aliased `t`, for joins. */
+const RECORD_COLUMNS_OF_T = RECORD_COLUMNS.map((c) => `t.${c}` as const);
+
 export async function countByStatus(db: Queryable, repoId: string, status: string): Promise<number> {
   const row = await db
     .selectFrom('test_cases')
@@ -20,10 +41,10 @@ export function firstByStatus(
   repoId: string,
   status: string,
   limit: number,
-): Promise<TestCaseRow[]> {
+): Promise<RecordRow[]> {
   return db
     .selectFrom('test_cases')
-    .selectAll()
+    .select(RECORD_COLUMNS)
     .where('repo_id', '=', repoId)
     .where('status', '=', status)
     .orderBy('prs_impacted_7d', 'desc')
@@ -45,10 +66,33 @@ export async function fillByStatus(
     from test_cases where repo_id = ${repoId} and status = ${status}`.execute(db);
 }
 
-export function testCasesByIds(db: Queryable, ids: readonly string[]): Promise<TestCaseRow[]> {
+export function testCasesByIds(db: Queryable, ids: readonly string[]): Promise<RecordRow[]> {
   return Promise.all(
-    chunked(ids).map((part) => db.selectFrom('test_cases').selectAll().where('id', 'in', part).execute()),
+    chunked(ids).map((part) =>
+      db.selectFrom('test_cases').select(RECORD_COLUMNS).where('id', 'in', part).execute(),
+    ),
   ).then((parts) => parts.flat());
+}
+
+/**
+ * The test cases at positions from..to (1-based, inclusive) of a list snapshot, in snapshot order:
+ * one join on both primary keys. A test case deleted since the snapshot was taken is skipped.
+ */
+export function snapshotTestCases(
+  db: Queryable,
+  snapshotId: string,
+  from: number,
+  to: number,
+): Promise<RecordRow[]> {
+  return db
+    .selectFrom('list_snapshot_rows as s')
+    .innerJoin('test_cases as t', 't.id', 's.item_id')
+    .select(RECORD_COLUMNS_OF_T)
+    .where('s.snapshot_id', '=', snapshotId)
+    .where('s.pos', '>=', from)
+    .where('s.pos', '<=', to)
+    .orderBy('s.pos')
+    .execute();
 }
 
 /** The sort key of the quarantined list. */

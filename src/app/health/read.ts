@@ -9,7 +9,13 @@ import type { PageTokens } from '../page-token.ts';
 import { type PageQuery, paginate } from '../paginate.ts';
 import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { snapshotPaginate } from '../snapshot-paginate.ts';
-import { type LinkBase, quarantinedRecord, unhealthyRecord } from './records.ts';
+import {
+  type LinkBase,
+  quarantinedRecord,
+  type RecordLinks,
+  recordLinks,
+  unhealthyRecord,
+} from './records.ts';
 
 /** Failures older than this are not grouped into most_common_failures. */
 const FAILURE_GROUP_WINDOW_MS = 30 * DAY_MS;
@@ -37,7 +43,12 @@ function rate(counts: { ran: number; failed: number }): number {
 }
 
 /** The detailed record: the unhealthy record plus failure rates and the most common failures, read live. */
-export async function detailedRecord(ctx: AppContext, row: TestCaseRow, links: LinkBase) {
+export function detailedRecord(ctx: AppContext, row: lists.RecordRow, links: LinkBase) {
+  return detailedWith(ctx, row, recordLinks(links));
+}
+
+/** detailedRecord with the links built once for a whole page. */
+async function detailedWith(ctx: AppContext, row: lists.RecordRow, links: RecordLinks) {
   const now = ctx.now();
   const [week, day, groups] = await Promise.all([
     attemptCounts(ctx.db, row.id, now - 7 * DAY_MS),
@@ -73,12 +84,12 @@ export async function listUnhealthyTests(
       count: () => lists.countByStatus(ctx.db, repository.id, body.status),
       firstPage: (limit) => lists.firstByStatus(ctx.db, repository.id, body.status, limit),
       fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
-      load: (ids) => lists.testCasesByIds(ctx.db, ids),
-      idOf: (row) => row.id,
+      page: (id, from, to) => lists.snapshotTestCases(ctx.db, id, from, to),
     },
     ctx.now(),
   );
-  return { tests: rows.map((r) => unhealthyRecord(r, links)), page };
+  const shared = recordLinks(links);
+  return { tests: rows.map((r) => unhealthyRecord(r, shared)), page };
 }
 
 export async function listQuarantinedTests(
@@ -127,8 +138,8 @@ export async function getTestDetails(ctx: AppContext, caller: Caller, body: Scop
 /** Loads rows by id and returns them in the order of the ids. */
 async function inOrder(
   ids: string[],
-  load: (ids: string[]) => Promise<TestCaseRow[]>,
-): Promise<TestCaseRow[]> {
+  load: (ids: string[]) => Promise<lists.RecordRow[]>,
+): Promise<lists.RecordRow[]> {
   const byId = new Map((await load(ids)).map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -174,10 +185,10 @@ export async function listFailingTests(
           lists.testCasesByIds(ctx.db, ids),
         ),
       fill: (db, id) => lists.fillFailing(db, id, repository.id, start, end),
-      load: (ids) => lists.testCasesByIds(ctx.db, ids),
-      idOf: (row) => row.id,
+      page: (id, from, to) => lists.snapshotTestCases(ctx.db, id, from, to),
     },
     ctx.now(),
   );
-  return { tests: await Promise.all(rows.map((r) => detailedRecord(ctx, r, links))), page };
+  const shared = recordLinks(links);
+  return { tests: await Promise.all(rows.map((r) => detailedWith(ctx, r, shared))), page };
 }

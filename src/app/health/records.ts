@@ -1,4 +1,5 @@
 import type { TestCaseRow } from '../../store/test-cases.ts';
+import type { RecordRow } from '../../store/test-lists.ts';
 import type { Repository } from '../repositories.ts';
 import { repositoryHtmlUrl, testHtmlUrl } from '../urls.ts';
 
@@ -11,12 +12,34 @@ export interface LinkBase {
   readonly repository: Repository;
 }
 
-/** The unhealthy-test record of Trunk's v1 spec. Optional strings are omitted when unknown, never null. */
-export function unhealthyRecord(row: TestCaseRow, links: LinkBase) {
+/**
+ * The links of one repository's records, built once per response rather than per record (encoding
+ * the repository path is most of a record's cost): the `repository` object every record shares and
+ * the prefix a test's id completes into its html_url.
+ */
+export interface RecordLinks {
+  readonly repository: { readonly html_url: string };
+  readonly testUrlPrefix: string;
+}
+
+export function recordLinks(links: LinkBase): RecordLinks {
+  const { publicUrl, orgSlug, repository } = links;
+  return {
+    repository: { html_url: repositoryHtmlUrl(publicUrl, orgSlug, repository) },
+    // testHtmlUrl appends the id as it is, so the URL of the empty id is the prefix of every test's.
+    testUrlPrefix: testHtmlUrl(publicUrl, orgSlug, repository, ''),
+  };
+}
+
+/**
+ * The unhealthy-test record of Trunk's v1 spec. Optional strings are omitted when unknown, never null.
+ * The links come prebuilt for the page: the records share one `repository` object.
+ */
+export function unhealthyRecord(row: RecordRow, links: RecordLinks) {
   return {
     id: row.id,
-    repository: { html_url: repositoryHtmlUrl(links.publicUrl, links.orgSlug, links.repository) },
-    html_url: testHtmlUrl(links.publicUrl, links.orgSlug, links.repository, row.id),
+    repository: links.repository,
+    html_url: links.testUrlPrefix + row.id,
     name: row.name,
     variant: row.variant,
     status: {
