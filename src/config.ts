@@ -23,6 +23,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /** Largest accepted test-report file in bytes, after decompression (MAINLINE_MAX_FILE_BYTES). */
   readonly maxFileBytes: number;
+  /** Threads that parse uploaded JUnit files; 0 parses on the request thread (MAINLINE_PARSE_THREADS). */
+  readonly parseThreads: number;
   /** Folder of the plain-git forge's bare repositories (MAINLINE_GIT_ROOT). */
   readonly gitRoot: string;
   /** Milliseconds between merge-queue runner passes (MAINLINE_QUEUE_POLL_MS); 0 turns the runner off. */
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ),
     bodyLimitBytes: readInt(env, 'MAINLINE_BODY_LIMIT', 20 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
+    parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 1, 0, 64),
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),

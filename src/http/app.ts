@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app/context.ts';
+import { ParserPool } from '../app/ingest/parser-pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
 import { UrlSigner } from '../app/url-signer.ts';
@@ -154,6 +155,7 @@ async function registerOpenApi(app: FastifyInstance, config: Config): Promise<vo
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config, database } = options;
   const now = options.now ?? Date.now;
+  const parsers = new ParserPool(config.parseThreads);
   const ctx: AppContext = { db: database.db, config, now };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
@@ -163,6 +165,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     database,
     pageTokens: new PageTokens(await secret('page_tokens')),
     urlSigner: new UrlSigner(await secret('signed_urls')),
+    parseJunit: parsers.parse,
     forge: options.forge ?? createForge(config, { db: database.db, now }),
     isAccepting: () => accepting,
   };
@@ -188,6 +191,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook('preClose', async () => {
     accepting = false;
   });
+  app.addHook('onClose', () => parsers.close());
   registerErrorHandling(app, config.bodyLimitBytes);
   app.addHook('preValidation', async (request) => {
     for (const [part, value] of [

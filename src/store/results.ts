@@ -16,10 +16,35 @@ export async function insertAttempts(
   attempts: { results: readonly NewResult[]; passes: NewPass[] },
 ): Promise<void> {
   await insertMany(db, 'test_results', attempts.results);
-  const passes = attempts.passes.sort((a, b) =>
-    a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0,
-  );
-  await insertMany(db, 'test_passes', passes);
+  await insertMany(db, 'test_passes', byTestId(attempts.passes));
+}
+
+/**
+ * The passes ordered by test id (stable): the distinct ids sorted by the engine's own string order
+ * (no comparator call per comparison), then the passes placed by their id's rank. About 3x faster
+ * than a comparator sort of 100k rows, which took a tenth of a known suite's upload.
+ */
+function byTestId(passes: readonly NewPass[]): NewPass[] {
+  const rank = new Map<string, number>();
+  for (const p of passes) rank.set(p.test_case_id, 0);
+  const ids = [...rank.keys()].sort();
+  const starts = new Int32Array(ids.length + 1);
+  for (let i = 0; i < ids.length; i++) rank.set(ids[i] as string, i);
+  const ranks = new Int32Array(passes.length);
+  for (let k = 0; k < passes.length; k++) {
+    const r = rank.get((passes[k] as NewPass).test_case_id) as number;
+    ranks[k] = r;
+    starts[r + 1] = (starts[r + 1] as number) + 1;
+  }
+  for (let i = 0; i < ids.length; i++) starts[i + 1] = (starts[i + 1] as number) + (starts[i] as number);
+  const out = new Array<NewPass>(passes.length);
+  for (let k = 0; k < passes.length; k++) {
+    const r = ranks[k] as number;
+    const at = starts[r] as number;
+    out[at] = passes[k] as NewPass;
+    starts[r] = at + 1;
+  }
+  return out;
 }
 
 /** Tests of the repository with a failed attempt on one of these commits (indexed: failures by commit). */

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       gitRoot: '/srv/mainline/data/git',
       queuePollMs: 1000,
       healthSweepSeconds: 600,
+      parseThreads: 1,
     });
   });
 
@@ -36,6 +37,7 @@ describe('loadConfig', () => {
         MAINLINE_METRICS_TOKEN: 'scrape',
         MAINLINE_SHUTDOWN_TIMEOUT: '3',
         MAINLINE_MAX_FILE_BYTES: '2048',
+        MAINLINE_PARSE_THREADS: '0',
         MAINLINE_HEALTH_SWEEP_SECONDS: '0',
         MAINLINE_GIT_ROOT: '/srv/git',
         MAINLINE_QUEUE_POLL_MS: '250',
@@ -55,6 +57,7 @@ describe('loadConfig', () => {
       metricsToken: 'scrape',
       shutdownTimeoutSeconds: 3,
       maxFileBytes: 2048,
+      parseThreads: 0,
       healthSweepSeconds: 0,
       gitRoot: '/srv/git',
       queuePollMs: 250,
@@ -74,6 +77,10 @@ describe('loadConfig', () => {
     ],
     [{ MAINLINE_BOOTSTRAP_ORG: 'acme', MAINLINE_BOOTSTRAP_TOKEN: 'short' }, 'at least 16 characters'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
+    [
+      { MAINLINE_PARSE_THREADS: 'two' },
+      'MAINLINE_PARSE_THREADS must be a whole number from 0 to 64, got "two"',
+    ],
     [{ MAINLINE_PUBLIC_URL: 'mainline.local' }, 'MAINLINE_PUBLIC_URL must be an http:// or https:// URL'],
     [{ MAINLINE_GITHUB_WEBHOOK_SECRET: 's' }, 'GitHub settings need credentials'],
     [{ MAINLINE_GITHUB_APP_ID: '12' }, 'needs both MAINLINE_GITHUB_APP_ID and MAINLINE_GITHUB_PRIVATE_KEY'],

@@ -6,8 +6,9 @@ import { type BundleResult, extractBundle, toUploadMeta } from '../bundle/index.
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef } from '../repositories.ts';
 import type { UrlSigner } from '../url-signer.ts';
-import { ingestUpload, type UploadMeta } from './ingest.ts';
-import { type ParsedFile, parseJunitFile } from './parse-file.ts';
+import { ingestUpload, likelyIdentity, type UploadMeta } from './ingest.ts';
+import type { ParsedFile } from './parse-file.ts';
+import type { ParseJunit } from './parser-pool.ts';
 import type { UploadResult } from './result.ts';
 
 /** How long the URL createBundleUpload returns accepts the PUT. */
@@ -80,6 +81,7 @@ export async function receiveBundle(
     signature: string;
     body: Readable;
     validateMeta: (m: unknown) => UploadMeta;
+    parseJunit: ParseJunit;
   },
 ): Promise<UploadResult> {
   const denied = new AppError(
@@ -97,15 +99,18 @@ export async function receiveBundle(
   if (!mapped.ok)
     throw new AppError('VALIDATION_FAILED', `The bundle's meta.json is not usable: ${mapped.error}`);
   const meta = input.validateMeta({ ...mapped.meta, upload_key: `bundle:${row.id}` });
-  const files: ParsedFile[] = [];
-  for (const f of bundle.files)
-    files.push(await parseJunitFile(f.originalPath ?? f.name, once(f.bytes), ctx.config.maxFileBytes));
   const caller: Caller = {
     tokenId: request.tokenId,
     tokenName: request.tokenName,
     orgId: row.org_id,
     orgSlug: request.orgSlug,
   };
+  const identity = await likelyIdentity(ctx, caller, meta);
+  const files: ParsedFile[] = [];
+  for (const f of bundle.files)
+    files.push(
+      await input.parseJunit(f.originalPath ?? f.name, once(f.bytes), ctx.config.maxFileBytes, identity),
+    );
   const result = await ingestUpload(ctx, caller, meta, files, 'bundle');
   if (row.consumed_at === null) await markBundleConsumed(ctx.db, row.id, result.upload_id, ctx.now());
   return result;

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type CodeownersRule, ownersFor, parseCodeowners } from '../../domain/codeowners/index.ts';
-import { describeFailure } from '../../domain/failures/index.ts';
 import { NEW_TEST_REASON, passesCanActivate } from '../../domain/health/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
-import { repoFullName, testCaseId, uuidV5 } from '../../domain/testid/index.ts';
+import { repoFullName, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
 import { bumpHealthVersion, findRepo, healthVersion } from '../../store/repos.ts';
@@ -26,6 +25,14 @@ import { recomputeTests } from '../health/recompute.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
 import { runsForUpload } from '../queue/run-links.ts';
 import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
+import {
+  attemptTestId,
+  type FailureFacts,
+  failureFacts,
+  failureText,
+  type IdentityContext,
+  sameIdentity,
+} from './derive.ts';
 import type { ParsedFile } from './parse-file.ts';
 import { buildResult, type UploadResult } from './result.ts';
 import { seenTestsCache } from './seen-cache.ts';
@@ -55,6 +62,8 @@ export interface IdentifiedAttempt {
   readonly testId: string;
   readonly attempt: JunitAttempt;
   readonly at: number;
+  /** Its failure's fingerprint and summary (null unless it failed). */
+  readonly failure: FailureFacts | null;
 }
 
 function attemptTime(attempt: JunitAttempt, now: number): number {
@@ -62,35 +71,44 @@ function attemptTime(attempt: JunitAttempt, now: number): number {
   return t !== null && t >= now - OLDEST_PLAUSIBLE_MS && t <= now + FUTURE_SLACK_MS ? t : now;
 }
 
+/** Each attempt with its test id and failure facts: those derived while parsing, if they still hold. */
 export function identify(
   files: readonly ParsedFile[],
-  orgSlug: string,
-  repo: Repository,
-  variant: string,
+  identity: IdentityContext,
   now: number,
 ): IdentifiedAttempt[] {
-  const fullName = repoFullName(repo);
   const out: IdentifiedAttempt[] = [];
   for (const f of files) {
-    for (const attempt of f.attempts) {
-      const testId = testCaseId({
-        orgSlug,
-        repoFullName: fullName,
-        file: attempt.file,
-        classname: attempt.classname,
-        parent: attempt.parent,
-        name: attempt.name,
-        customId: attempt.customId,
-        variant,
+    const ids = f.ids !== undefined && sameIdentity(f.ids.identity, identity) ? f.ids.testIds : undefined;
+    for (let k = 0; k < f.attempts.length; k++) {
+      const attempt = f.attempts[k] as JunitAttempt;
+      out.push({
+        testId: ids?.[k] ?? attemptTestId(identity, attempt),
+        attempt,
+        at: attemptTime(attempt, now),
+        failure: f.failures === undefined ? failureFacts(attempt) : (f.failures[k] ?? null),
       });
-      out.push({ testId, attempt, at: attemptTime(attempt, now) });
     }
   }
   return out;
 }
 
-function failureText(a: JunitAttempt): string {
-  return a.failureText ?? a.failureMessage ?? a.failureType ?? 'Failed without a message';
+/**
+ * The identity an upload's tests will most likely get, for the parser threads to compute their ids
+ * while parsing: the repository as stored (ids use its stored spelling), else as the upload names it.
+ * ingestUpload checks it against the repository it stores into, and recomputes ids that differ.
+ */
+export async function likelyIdentity(
+  ctx: AppContext,
+  caller: Caller,
+  meta: UploadMeta,
+): Promise<IdentityContext> {
+  const stored = await findRepo(ctx.db, caller.orgId, repoKey(meta.repo));
+  return {
+    orgSlug: caller.orgSlug,
+    repoFullName: repoFullName(stored ?? meta.repo),
+    variant: meta.variant ?? '',
+  };
 }
 
 interface RowContext {
@@ -103,7 +121,7 @@ interface RowContext {
 function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
   const failed = x.attempt.outcome === 'failed';
   const text = failed ? failureText(x.attempt) : null;
-  const described = text === null ? null : describeFailure(text);
+  const described = x.failure;
   return {
     repo_id: ctx.repoId,
     test_case_id: x.testId,
@@ -325,7 +343,7 @@ export async function ingestUpload(
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const { attempts, rows } = await storeTestCases(
       trx,
-      identify(files, caller.orgSlug, repository, variant, now),
+      identify(files, { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant }, now),
       { orgSlug: caller.orgSlug, repo: repository, variant, now, rules, known },
     );
     // The upload row first: stored passes take their branch, commit and PR from it.
@@ -357,14 +375,14 @@ export async function ingestUpload(
       settings,
       { rows: evaluate, now, commitShas: [meta.commit_sha], by: `upload ${uploadId}` },
     );
-    for (const r of rows)
-      if (!outcome.quarantined.has(r.id)) outcome.quarantined.set(r.id, r.quarantined === 1);
     const result = buildResult({
       uploadId,
       repository,
       files,
       attempts,
-      quarantinedAfter: outcome.quarantined,
+      tests: rows.length,
+      // Re-evaluated tests as decided now, the others as they were.
+      isQuarantined: (id) => outcome.quarantined.get(id) ?? quarantined.has(id),
     });
     await bumpHealthVersion(trx, repository.id);
     await setUploadResult(trx, uploadId, JSON.stringify(result));

@@ -1,12 +1,17 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { createJunitParser, type JunitAttempt, type JunitFileSummary } from '../../domain/junit/index.ts';
+import type { FailureFacts, IdentityContext } from './derive.ts';
 
 /** One uploaded file after parsing: its attempts are kept only when the file is ok. */
 export interface ParsedFile {
   readonly name: string;
   readonly summary: JunitFileSummary;
   readonly attempts: JunitAttempt[];
+  /** Per attempt: its failure's facts, null unless it failed (derive.ts; absent: not derived yet). */
+  readonly failures?: readonly (FailureFacts | null)[];
+  /** Per attempt: its test id for `identity` (absent: the identity was not known while parsing). */
+  readonly ids?: { readonly identity: IdentityContext; readonly testIds: readonly string[] };
 }
 
 const EMPTY_COUNTS = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };

@@ -45,10 +45,17 @@ function fileCounts(c: JunitCounts): Counts {
   };
 }
 
-/** Tests whose last attempt in this upload failed: a failure retried into a pass is not a failure. */
+/**
+ * Tests whose last attempt in this upload failed: a failure retried into a pass is not a failure.
+ * Only tests with a failed attempt are followed (a few among 100k).
+ */
 function lastFailures(attempts: readonly IdentifiedAttempt[]): IdentifiedAttempt[] {
+  const failedOnce = new Set<string>();
+  for (const x of attempts) if (x.attempt.outcome === 'failed') failedOnce.add(x.testId);
+  if (failedOnce.size === 0) return [];
   const last = new Map<string, IdentifiedAttempt>();
-  for (const x of attempts) if (x.attempt.outcome !== 'skipped') last.set(x.testId, x);
+  for (const x of attempts)
+    if (x.attempt.outcome !== 'skipped' && failedOnce.has(x.testId)) last.set(x.testId, x);
   return [...last.values()].filter((x) => x.attempt.outcome === 'failed');
 }
 
@@ -57,7 +64,10 @@ export function buildResult(input: {
   repository: Repository;
   files: readonly ParsedFile[];
   attempts: readonly IdentifiedAttempt[];
-  quarantinedAfter: ReadonlyMap<string, boolean>;
+  /** Distinct tests of the upload. */
+  tests: number;
+  /** Whether a test is quarantined after the upload. */
+  isQuarantined: (testId: string) => boolean;
 }): UploadResult {
   const files = input.files.map((f) => ({
     name: f.name,
@@ -72,7 +82,7 @@ export function buildResult(input: {
     parent: x.attempt.parent,
     classname: x.attempt.classname,
     file: x.attempt.file,
-    quarantined: input.quarantinedAfter.get(x.testId) === true,
+    quarantined: input.isQuarantined(x.testId),
   }));
   const { host, owner, name } = input.repository;
   return {
@@ -81,7 +91,7 @@ export function buildResult(input: {
     repo: { host, owner, name },
     counts: {
       files: files.length,
-      test_cases: new Set(input.attempts.map((x) => x.testId)).size,
+      test_cases: input.tests,
       attempts: sum('attempts'),
       failures: sum('failures'),
       retries: sum('retries'),

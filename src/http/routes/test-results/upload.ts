@@ -1,8 +1,10 @@
 import type { MultipartFile } from '@fastify/multipart';
 import multipart from '@fastify/multipart';
+import type { IdentityContext } from '../../../app/ingest/derive.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
-import { ingestUpload } from '../../../app/ingest/ingest.ts';
-import { type ParsedFile, parseJunitFile } from '../../../app/ingest/parse-file.ts';
+import { ingestUpload, likelyIdentity } from '../../../app/ingest/ingest.ts';
+import type { ParsedFile } from '../../../app/ingest/parse-file.ts';
+import type { ParseJunit } from '../../../app/ingest/parser-pool.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { validatorFor } from '../../meta.ts';
 import { callerOf } from '../../plugins/auth.ts';
@@ -13,8 +15,13 @@ import type { Api, RouteDeps } from '../../types.ts';
 const readMeta = validatorFor<Meta>(UploadMeta, 'meta');
 const MAX_FILES = 1000;
 
-async function readFilePart(part: MultipartFile, maxBytes: number): Promise<ParsedFile> {
-  const parsed = await parseJunitFile(part.filename || 'junit.xml', part.file, maxBytes);
+async function readFilePart(
+  part: MultipartFile,
+  parse: ParseJunit,
+  maxBytes: number,
+  identity: IdentityContext | undefined,
+): Promise<ParsedFile> {
+  const parsed = await parse(part.filename || 'junit.xml', part.file, maxBytes, identity);
   part.file.resume();
   if (part.file.truncated) {
     return {
@@ -31,7 +38,7 @@ async function readFilePart(part: MultipartFile, maxBytes: number): Promise<Pars
 }
 
 /** POST /v1/test-results/upload: multipart with a `meta` JSON part and `junit` file parts. */
-export function registerUpload(app: Api, { ctx }: RouteDeps): void {
+export function registerUpload(app: Api, { ctx, parseJunit }: RouteDeps): void {
   const maxBytes = ctx.config.maxFileBytes;
   app.register(async (scope) => {
     await scope.register(multipart, {
@@ -62,6 +69,8 @@ export function registerUpload(app: Api, { ctx }: RouteDeps): void {
           );
         }
         let meta: Meta | undefined;
+        // Known once meta is (clients send it first): the parser then computes the test ids too.
+        let identity: IdentityContext | undefined;
         const files: ParsedFile[] = [];
         try {
           for await (const part of request.parts()) {
@@ -70,7 +79,9 @@ export function registerUpload(app: Api, { ctx }: RouteDeps): void {
                 part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
               );
             } else if (part.type === 'file') {
-              files.push(await readFilePart(part, maxBytes));
+              if (meta !== undefined && identity === undefined)
+                identity = await likelyIdentity(ctx, callerOf(request), meta);
+              files.push(await readFilePart(part, parseJunit, maxBytes, identity));
             }
           }
         } catch (error) {

@@ -1,0 +1,56 @@
+// What ingestion derives from each attempt before storing it: the test's id (a SHA-1 per attempt)
+// and, for a failure, its fingerprint and summary (normalising its text). Both are pure and cost
+// about half a second per 100k attempts, so the parser thread computes them next to the parse
+// (parser-pool.ts) and the request thread only checks they were computed for the right identity.
+import { describeFailure } from '../../domain/failures/index.ts';
+import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { testCaseId } from '../../domain/testid/index.ts';
+import type { ParsedFile } from './parse-file.ts';
+
+/** Everything besides the attempt itself that goes into a test id. */
+export interface IdentityContext {
+  readonly orgSlug: string;
+  /** `<host>/<owner>/<name>` as the repository is stored. */
+  readonly repoFullName: string;
+  readonly variant: string;
+}
+
+/** Fingerprint and summary of a failure (domain/failures). */
+export interface FailureFacts {
+  readonly fingerprint: string;
+  readonly summary: string;
+}
+
+export function sameIdentity(a: IdentityContext, b: IdentityContext): boolean {
+  return a.orgSlug === b.orgSlug && a.repoFullName === b.repoFullName && a.variant === b.variant;
+}
+
+export function attemptTestId(identity: IdentityContext, a: JunitAttempt): string {
+  return testCaseId({
+    orgSlug: identity.orgSlug,
+    repoFullName: identity.repoFullName,
+    file: a.file,
+    classname: a.classname,
+    parent: a.parent,
+    name: a.name,
+    customId: a.customId,
+    variant: identity.variant,
+  });
+}
+
+/** The text a failure is stored and grouped by. */
+export function failureText(a: JunitAttempt): string {
+  return a.failureText ?? a.failureMessage ?? a.failureType ?? 'Failed without a message';
+}
+
+export function failureFacts(a: JunitAttempt): FailureFacts | null {
+  return a.outcome === 'failed' ? describeFailure(failureText(a)) : null;
+}
+
+/** The file with its attempts' failure facts, and their test ids when the identity is known. */
+export function deriveFile(file: ParsedFile, identity: IdentityContext | undefined): ParsedFile {
+  const failures = file.attempts.map(failureFacts);
+  if (identity === undefined) return { ...file, failures };
+  const testIds = file.attempts.map((a) => attemptTestId(identity, a));
+  return { ...file, failures, ids: { identity, testIds } };
+}

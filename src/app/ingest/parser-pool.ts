@@ -1,0 +1,184 @@
+// JUnit parsing off the request thread. A 100k-case report takes about a second of CPU to parse;
+// on the request thread that second blocks every other request (and the database writer). Parser
+// threads parse while the request thread serves others, stores earlier uploads, or reads the next
+// file; the request thread only forwards bytes (a bounded number of chunks in flight, so a fast
+// client never queues a whole file in memory) and decodes the compact result (parsed-codec.ts).
+import { Worker } from 'node:worker_threads';
+import { deriveFile, type IdentityContext } from './derive.ts';
+import { type ParsedFile, parseJunitFile } from './parse-file.ts';
+import { decodeParsedFile, type EncodedFile } from './parsed-codec.ts';
+
+/** Messages to a parser thread. */
+export type ToParser =
+  /** A new file: its chunks follow, then `end`. */
+  | { kind: 'open'; id: number; name: string; maxBytes: number; identity: IdentityContext | undefined }
+  /** The next bytes of file `id`. */
+  | { kind: 'chunk'; id: number; bytes: Uint8Array }
+  /** File `id` has no more bytes. */
+  | { kind: 'end'; id: number };
+
+/** Messages from a parser thread. */
+export type FromParser =
+  /** One chunk of file `id` was parsed: another may be sent. */
+  | { kind: 'consumed'; id: number }
+  /** File `id` is parsed (or rejected, as parseJunitFile rejects: a summary with one error). */
+  | { kind: 'parsed'; id: number; file: EncodedFile }
+  /** Parsing file `id` threw (a bug): the request fails. */
+  | { kind: 'failed'; id: number; message: string };
+
+/**
+ * Parses one file and derives its attempts' failure facts and, when `identity` is given, their test
+ * ids (derive.ts); what upload and bundle ingestion call.
+ */
+export type ParseJunit = (
+  name: string,
+  source: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  identity?: IdentityContext,
+) => Promise<ParsedFile>;
+
+/** Chunks of one file in flight to its thread: 8 x 256 KB at most. */
+const MAX_IN_FLIGHT = 8;
+const MAX_CHUNK = 256 * 1024;
+
+interface Pending {
+  readonly done: (result: { file: ParsedFile } | { error: Error }) => void;
+  inFlight: number;
+  /** Wakes the sender waiting for a chunk to be consumed. */
+  wake: (() => void) | undefined;
+}
+
+class ParserThread {
+  readonly pending = new Map<number, Pending>();
+  readonly worker: Worker;
+
+  constructor(onExit: () => void) {
+    this.worker = new Worker(new URL('./parse-worker-entry.mjs', import.meta.url));
+    this.worker.unref();
+    this.worker.on('message', (m: FromParser) => this.#receive(m));
+    const fail = (error: Error) => {
+      for (const p of this.pending.values()) p.done({ error });
+      this.pending.clear();
+      onExit();
+    };
+    this.worker.on('error', (error) => fail(new Error(`the JUnit parser thread failed: ${error.message}`)));
+    this.worker.on('exit', (code) => fail(new Error(`the JUnit parser thread stopped (exit code ${code})`)));
+  }
+
+  #receive(m: FromParser): void {
+    const p = this.pending.get(m.id);
+    if (p === undefined) return;
+    if (m.kind === 'consumed') {
+      p.inFlight--;
+      p.wake?.();
+      return;
+    }
+    this.#forget(m.id);
+    p.done(m.kind === 'parsed' ? { file: decodeParsedFile(m.file) } : { error: new Error(m.message) });
+  }
+
+  #forget(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker.unref();
+  }
+
+  async parse(
+    id: number,
+    name: string,
+    source: AsyncIterable<Uint8Array>,
+    maxBytes: number,
+    identity: IdentityContext | undefined,
+  ): Promise<ParsedFile> {
+    let settled: { file: ParsedFile } | { error: Error } | undefined;
+    const result = new Promise<{ file: ParsedFile } | { error: Error }>((resolve) => {
+      const pending: Pending = {
+        inFlight: 0,
+        wake: undefined,
+        done: (r) => {
+          settled = r;
+          pending.wake?.();
+          resolve(r);
+        },
+      };
+      this.pending.set(id, pending);
+    });
+    const pending = this.pending.get(id) as Pending;
+    // Kept alive while it has work: an idle thread never holds the process open.
+    this.worker.ref();
+    const post = (m: ToParser, transfer: ArrayBuffer[] = []) => this.worker.postMessage(m, transfer);
+    post({ kind: 'open', id, name, maxBytes, identity });
+    try {
+      for await (const chunk of source) {
+        for (let at = 0; at < chunk.length && settled === undefined; at += MAX_CHUNK) {
+          while (pending.inFlight >= MAX_IN_FLIGHT && settled === undefined)
+            await new Promise<void>((resolve) => {
+              pending.wake = resolve;
+            });
+          if (settled !== undefined) break;
+          pending.inFlight++;
+          // A copy of its own, moved to the thread: a view would clone its whole underlying buffer.
+          const bytes = new Uint8Array(chunk.subarray(at, at + MAX_CHUNK));
+          post({ kind: 'chunk', id, bytes }, [bytes.buffer as ArrayBuffer]);
+        }
+        // A file the parser already gave up on (too large, malformed) is not read any further.
+        if (settled !== undefined) break;
+      }
+    } catch (error) {
+      // The source broke (the client went away): the thread finishes this file and nobody waits.
+      this.#forget(id);
+      post({ kind: 'end', id });
+      throw error;
+    }
+    if (settled === undefined) post({ kind: 'end', id });
+    const r = await result;
+    if ('error' in r) throw r.error;
+    return r.file;
+  }
+}
+
+/**
+ * Parser threads, started on first use. With `threads` 0 files are parsed on the calling thread.
+ * A thread that dies fails the files it held (their requests answer 500) and is replaced on the
+ * next file.
+ */
+export class ParserPool {
+  readonly #threads: (ParserThread | undefined)[];
+  #next = 0;
+  #ids = 0;
+
+  constructor(threads: number) {
+    this.#threads = new Array(threads).fill(undefined);
+  }
+
+  readonly parse: ParseJunit = async (name, source, maxBytes, identity) => {
+    if (this.#threads.length === 0) return deriveFile(await parseJunitFile(name, source, maxBytes), identity);
+    return this.#thread().parse(++this.#ids, name, source, maxBytes, identity);
+  };
+
+  /** The thread with the fewest files in progress (round robin among equals). */
+  #thread(): ParserThread {
+    const n = this.#threads.length;
+    let best = -1;
+    for (let k = 0; k < n; k++) {
+      const i = (this.#next + k) % n;
+      const load = this.#threads[i]?.pending.size ?? 0;
+      if (best === -1 || load < (this.#threads[best]?.pending.size ?? 0)) best = i;
+    }
+    this.#next = (best + 1) % n;
+    let thread = this.#threads[best];
+    if (thread === undefined) {
+      const started: ParserThread = new ParserThread(() => {
+        if (this.#threads[best] === started) this.#threads[best] = undefined;
+      });
+      thread = started;
+      this.#threads[best] = thread;
+    }
+    return thread;
+  }
+
+  async close(): Promise<void> {
+    const threads = this.#threads.filter((t) => t !== undefined);
+    this.#threads.fill(undefined);
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
+}
