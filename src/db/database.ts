@@ -5,6 +5,7 @@ import { type Driver, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql
 import pg from 'pg';
 import type { Tables } from '../store/schema.ts';
 import { ReadWriteSqliteDriver } from './sqlite-driver.ts';
+import { WalCheckpoints } from './wal-checkpoints.ts';
 
 /** Which database engine a Database runs on. Query code is the same for both. */
 export type Engine = 'sqlite' | 'postgres';
@@ -106,7 +107,15 @@ function openSqlite(dataDir: string): Database {
   // The writer first: it creates the file and switches it to WAL before the reader opens it.
   const writer = openHandle(file, WRITER_CACHE_KIB);
   const reader = openHandle(file);
-  const driver = new ReadWriteSqliteDriver(() => ({ writer, reader }));
+  // Checkpoints run on a thread of their own (wal-checkpoints.ts), not inside the writer's commits.
+  writer.pragma('wal_autocheckpoint = 0');
+  const checkpoints = new WalCheckpoints(file, () => {
+    if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
+  });
+  const driver = new ReadWriteSqliteDriver(
+    () => ({ writer, reader }),
+    () => checkpoints.written(),
+  );
   const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect(driver) });
   return {
     db,
@@ -115,7 +124,10 @@ function openSqlite(dataDir: string): Database {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpoints.close();
+      await db.destroy();
+    },
   };
 }
 

@@ -44,7 +44,9 @@ class RoutedConnection implements DatabaseConnection {
     if (reader.prepare(query.sql).readonly) return run(reader, query) as QueryResult<R>;
     const release = await this.#driver.writeLock();
     try {
-      return run(writer, query) as QueryResult<R>;
+      const result = run(writer, query) as QueryResult<R>;
+      this.#driver.written();
+      return result;
     } finally {
       release();
     }
@@ -66,9 +68,19 @@ export class ReadWriteSqliteDriver implements Driver {
   readonly #open: () => { writer: BetterSqlite3.Database; reader: BetterSqlite3.Database };
   #handles: { writer: BetterSqlite3.Database; reader: BetterSqlite3.Database } | undefined;
   readonly #mutex = new Mutex();
+  readonly #written: () => void;
 
-  constructor(open: () => { writer: BetterSqlite3.Database; reader: BetterSqlite3.Database }) {
+  /** `written` is called after each commit, and each write outside a transaction. */
+  constructor(
+    open: () => { writer: BetterSqlite3.Database; reader: BetterSqlite3.Database },
+    written: () => void = () => {},
+  ) {
     this.#open = open;
+    this.#written = written;
+  }
+
+  written(): void {
+    this.#written();
   }
 
   handles(): { writer: BetterSqlite3.Database; reader: BetterSqlite3.Database } {
@@ -102,6 +114,7 @@ export class ReadWriteSqliteDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await this.#end(connection as RoutedConnection, 'commit');
+    this.#written();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

@@ -8,43 +8,16 @@ export type NewResult = Insertable<TestResultsTable>;
 export type NewPass = Insertable<TestPassesTable>;
 
 /**
- * Stores an upload's attempts: passes in `test_passes`, in test id order (neighbouring keys of the
- * table's B-tree, so inserting 100k of them touches each page once), the rest in `test_results`.
+ * Stores an upload's attempts: passes in `test_passes`, which must come in test id order (neighbouring
+ * keys of the table's B-tree: 100k of them then touch each page once, about 5x faster than in
+ * random order), the rest in `test_results`.
  */
 export async function insertAttempts(
   db: Queryable,
-  attempts: { results: readonly NewResult[]; passes: NewPass[] },
+  attempts: { results: readonly NewResult[]; passes: readonly NewPass[] },
 ): Promise<void> {
   await insertMany(db, 'test_results', attempts.results);
-  await insertMany(db, 'test_passes', byTestId(attempts.passes));
-}
-
-/**
- * The passes ordered by test id (stable): the distinct ids sorted by the engine's own string order
- * (no comparator call per comparison), then the passes placed by their id's rank. About 3x faster
- * than a comparator sort of 100k rows, which took a tenth of a known suite's upload.
- */
-function byTestId(passes: readonly NewPass[]): NewPass[] {
-  const rank = new Map<string, number>();
-  for (const p of passes) rank.set(p.test_case_id, 0);
-  const ids = [...rank.keys()].sort();
-  const starts = new Int32Array(ids.length + 1);
-  for (let i = 0; i < ids.length; i++) rank.set(ids[i] as string, i);
-  const ranks = new Int32Array(passes.length);
-  for (let k = 0; k < passes.length; k++) {
-    const r = rank.get((passes[k] as NewPass).test_case_id) as number;
-    ranks[k] = r;
-    starts[r + 1] = (starts[r + 1] as number) + 1;
-  }
-  for (let i = 0; i < ids.length; i++) starts[i + 1] = (starts[i + 1] as number) + (starts[i] as number);
-  const out = new Array<NewPass>(passes.length);
-  for (let k = 0; k < passes.length; k++) {
-    const r = ranks[k] as number;
-    const at = starts[r] as number;
-    out[at] = passes[k] as NewPass;
-    starts[r] = at + 1;
-  }
-  return out;
+  await insertMany(db, 'test_passes', attempts.passes);
 }
 
 /** Tests of the repository with a failed attempt on one of these commits (indexed: failures by commit). */

@@ -5,6 +5,7 @@
 import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { testCaseId } from '../../domain/testid/index.ts';
+import { keyOrder } from './key-order.ts';
 import type { ParsedFile } from './parse-file.ts';
 
 /** Everything besides the attempt itself that goes into a test id. */
@@ -47,10 +48,13 @@ export function failureFacts(a: JunitAttempt): FailureFacts | null {
   return a.outcome === 'failed' ? describeFailure(failureText(a)) : null;
 }
 
-/** The file with its attempts' failure facts, and their test ids when the identity is known. */
+/**
+ * The file with its attempts' failure facts and, when the identity is known, their test ids and the
+ * attempts' order by test id (sorting 100k ids is a tenth of a second better spent here).
+ */
 export function deriveFile(file: ParsedFile, identity: IdentityContext | undefined): ParsedFile {
   const failures = file.attempts.map(failureFacts);
   if (identity === undefined) return { ...file, failures };
   const testIds = file.attempts.map((a) => attemptTestId(identity, a));
-  return { ...file, failures, ids: { identity, testIds } };
+  return { ...file, failures, ids: { identity, testIds, order: keyOrder(testIds) } };
 }

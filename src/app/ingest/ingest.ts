@@ -33,6 +33,7 @@ import {
   type IdentityContext,
   sameIdentity,
 } from './derive.ts';
+import { attemptOrder } from './key-order.ts';
 import type { ParsedFile } from './parse-file.ts';
 import { buildResult, type UploadResult } from './result.ts';
 import { seenTestsCache } from './seen-cache.ts';
@@ -144,25 +145,29 @@ function duration(a: JunitAttempt): number | null {
   return a.durationMs === null ? null : Math.round(a.durationMs);
 }
 
-/** The upload's attempts as stored: passes (narrow rows) apart from failed and skipped attempts. */
+/**
+ * The upload's attempts as stored: passes (narrow rows) apart from failed and skipped attempts. The
+ * passes come out in `order` (test id order, as insertAttempts needs), the others in attempt order.
+ */
 function attemptRows(
   attempts: readonly IdentifiedAttempt[],
+  order: Int32Array,
   ctx: RowContext,
 ): { results: NewResult[]; passes: NewPass[] } {
   const results: NewResult[] = [];
+  for (const x of attempts) if (x.attempt.outcome !== 'passed') results.push(resultRow(x, ctx));
   const passes: NewPass[] = [];
-  for (let seq = 0; seq < attempts.length; seq++) {
+  for (const seq of order) {
     const x = attempts[seq] as IdentifiedAttempt;
-    if (x.attempt.outcome === 'passed') {
-      passes.push({
-        test_case_id: x.testId,
-        at: x.at,
-        upload_id: ctx.uploadId,
-        seq,
-        retry_index: x.attempt.retryIndex,
-        duration_ms: duration(x.attempt),
-      });
-    } else results.push(resultRow(x, ctx));
+    if (x.attempt.outcome !== 'passed') continue;
+    passes.push({
+      test_case_id: x.testId,
+      at: x.at,
+      upload_id: ctx.uploadId,
+      seq,
+      retry_index: x.attempt.retryIndex,
+      duration_ms: duration(x.attempt),
+    });
   }
   return { results, passes };
 }
@@ -341,11 +346,16 @@ export async function ingestUpload(
     const uploadId = randomUUID();
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
-    const { attempts, rows } = await storeTestCases(
-      trx,
-      identify(files, { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant }, now),
-      { orgSlug: caller.orgSlug, repo: repository, variant, now, rules, known },
-    );
+    const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
+    const identified = identify(files, identity, now);
+    const { attempts, rows } = await storeTestCases(trx, identified, {
+      orgSlug: caller.orgSlug,
+      repo: repository,
+      variant,
+      now,
+      rules,
+      known,
+    });
     // The upload row first: stored passes take their branch, commit and PR from it.
     await insertUpload(trx, {
       id: uploadId,
@@ -364,7 +374,16 @@ export async function ingestUpload(
     const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertAttempts(
       trx,
-      attemptRows(attempts, { repoId: repository.id, uploadId, meta: stored, quarantined }),
+      attemptRows(
+        attempts,
+        attemptOrder(
+          files,
+          identity,
+          attempts.map((x) => x.testId),
+          attempts === identified,
+        ),
+        { repoId: repository.id, uploadId, meta: stored, quarantined },
+      ),
     );
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, meta.commit_sha, settings);

@@ -10,8 +10,15 @@ export interface ParsedFile {
   readonly attempts: JunitAttempt[];
   /** Per attempt: its failure's facts, null unless it failed (derive.ts; absent: not derived yet). */
   readonly failures?: readonly (FailureFacts | null)[];
-  /** Per attempt: its test id for `identity` (absent: the identity was not known while parsing). */
-  readonly ids?: { readonly identity: IdentityContext; readonly testIds: readonly string[] };
+  /**
+   * Per attempt: its test id for `identity`, and the attempts' indexes ordered by test id (absent:
+   * the identity was not known while parsing).
+   */
+  readonly ids?: {
+    readonly identity: IdentityContext;
+    readonly testIds: readonly string[];
+    readonly order: Int32Array;
+  };
 }
 
 const EMPTY_COUNTS = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };

@@ -55,10 +55,8 @@ port.on('message', (message: ToParser) => {
     parseJunitFile(message.name, queue, message.maxBytes)
       .then((parsed) => {
         const file = encodeParsedFile(deriveFile(parsed, message.identity));
-        send({ kind: 'parsed', id, file }, [
-          file.ints.buffer as ArrayBuffer,
-          file.nums.buffer as ArrayBuffer,
-        ]);
+        const buffers = [file.ints.buffer, file.nums.buffer, file.ids?.order.buffer];
+        send({ kind: 'parsed', id, file }, buffers.filter((b) => b !== undefined) as ArrayBuffer[]);
       })
       .catch((error: unknown) => send({ kind: 'failed', id, message: String(error) }))
       .finally(() => files.delete(id));

@@ -19,7 +19,11 @@ export interface EncodedFile {
   /** Whether `ints` carry failure facts (fingerprint and summary indexes). */
   readonly hasFailures: boolean;
   /** The test ids, joined by U+0000, and the identity they were computed for. */
-  readonly ids?: { readonly identity: NonNullable<ParsedFile['ids']>['identity']; readonly joined: string };
+  readonly ids?: {
+    readonly identity: NonNullable<ParsedFile['ids']>['identity'];
+    readonly joined: string;
+    readonly order: Int32Array;
+  };
 }
 
 const SEPARATOR = '\u0000';
@@ -82,7 +86,13 @@ export function encodeParsedFile(file: ParsedFile): EncodedFile {
     hasFailures: file.failures !== undefined,
     ...(file.ids === undefined
       ? {}
-      : { ids: { identity: file.ids.identity, joined: file.ids.testIds.join(SEPARATOR) } }),
+      : {
+          ids: {
+            identity: file.ids.identity,
+            joined: file.ids.testIds.join(SEPARATOR),
+            order: file.ids.order,
+          },
+        }),
   };
 }
 
@@ -129,6 +139,12 @@ export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
     ...(encoded.hasFailures ? { failures } : {}),
     ...(ids === undefined
       ? {}
-      : { ids: { identity: ids.identity, testIds: encoded.count === 0 ? [] : ids.joined.split(SEPARATOR) } }),
+      : {
+          ids: {
+            identity: ids.identity,
+            testIds: encoded.count === 0 ? [] : ids.joined.split(SEPARATOR),
+            order: ids.order,
+          },
+        }),
   };
 }

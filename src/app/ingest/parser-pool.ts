@@ -179,6 +179,11 @@ export class ParserPool {
   async close(): Promise<void> {
     const threads = this.#threads.filter((t) => t !== undefined);
     this.#threads.fill(undefined);
-    await Promise.all(threads.map((t) => t.worker.terminate()));
+    await Promise.all(
+      threads.map((t) => {
+        t.worker.ref();
+        return t.worker.terminate();
+      }),
+    );
   }
 }
