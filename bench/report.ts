@@ -276,6 +276,11 @@ function verdicts(report: RunReport): string[] {
         `A full upload through HTTP into the database reaches ${fmt.ratio(worst)}–${fmt.ratio(best)} of the bare parse — ${best >= 0.5 ? 'met' : 'missed'} if the goal is read as end-to-end ingestion.`,
       );
     }
+    for (const r of ingest.rows.filter((row) => row.label.includes('in flight'))) {
+      out.push(
+        `Sustained ingestion (${r.label}) on ${r.engine}: ${fmt.ratio(r.ratio)} of the bare parse — ${r.ratio >= 0.5 ? 'met' : 'missed'} if the goal is read as the server's throughput.`,
+      );
+    }
   }
   const sqlite = report.reads?.engines.find((e) => e.engine === 'sqlite');
   if (sqlite !== undefined) {
