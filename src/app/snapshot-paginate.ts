@@ -22,7 +22,7 @@ export interface SnapshotSource<R> {
    * The rows at positions from..to (1-based, inclusive) of a snapshot `fill` wrote, in snapshot
    * order (one join of the snapshot rows with the live rows); rows deleted since are skipped.
    */
-  page(snapshotId: string, from: number, to: number): Promise<R[]>;
+  page(snapshotId: string, from: number, to: number): Promise<readonly R[]>;
 }
 
 /** What a token of a snapshotted list carries: the snapshot (null: the live single page) and page index. */
@@ -50,7 +50,12 @@ function pageInfo(
   };
 }
 
-function pageOf<R>(source: SnapshotSource<R>, id: string, index: number, size: number): Promise<R[]> {
+function pageOf<R>(
+  source: SnapshotSource<R>,
+  id: string,
+  index: number,
+  size: number,
+): Promise<readonly R[]> {
   return source.page(id, index * size + 1, (index + 1) * size);
 }
 
@@ -69,7 +74,7 @@ export async function snapshotPaginate<R>(
   query: PageQuery,
   source: SnapshotSource<R>,
   now: number,
-): Promise<{ rows: R[]; page: PageInfo }> {
+): Promise<{ rows: readonly R[]; page: PageInfo }> {
   const size = query.page_size;
   const hash = PageTokens.queryHash([...queryParts, size]);
   const at = tokens.verify<SnapshotPosition>(hash, query.page_token);

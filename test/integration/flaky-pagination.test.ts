@@ -85,6 +85,37 @@ describe('paging through unhealthy tests', () => {
     expect(c).not.toBe(a);
   });
 
+  it('shows each test as it is now when a page is read again: a ticket linked and a quarantine lifted in between', async () => {
+    const p0 = (await page({ page_size: 10 })).json();
+    const again = () => page({ page_size: 10, page_token: p0.page.next_page_token });
+    const before = (await again()).json().tests[0];
+    expect(before.ticket).toBeUndefined();
+    expect(before.quarantined).toBe(true);
+    const linked = await t.post(
+      '/v1/flaky-tests/link-ticket-to-test-case',
+      { repo: REPO, test_case_id: before.id, external_ticket_id: 'KAN-7' },
+      token,
+    );
+    expect(linked.statusCode).toBe(200);
+    const override = await t.post(
+      '/v1/flaky-tests/set-quarantine-override',
+      { repo: REPO, org_url_slug: 'acme', test_id: before.id, setting: 'NEVER_QUARANTINE' },
+      token,
+    );
+    expect(override.statusCode).toBe(200);
+    const after = (await again()).json().tests[0];
+    expect(after.id).toBe(before.id);
+    expect(after.ticket).toBeDefined();
+    expect(after.quarantined).toBe(false);
+    // Back to automatic: quarantined again (the tests below count on every test being quarantined).
+    await t.post(
+      '/v1/flaky-tests/set-quarantine-override',
+      { repo: REPO, org_url_slug: 'acme', test_id: before.id, setting: 'AUTO' },
+      token,
+    );
+    expect((await again()).json().tests[0].quarantined).toBe(true);
+  });
+
   it('answers one page with empty tokens when everything fits', async () => {
     const res = (await page({ page_size: 100 })).json();
     expect(res.tests).toHaveLength(25);

@@ -9,6 +9,7 @@ import type { PageTokens } from '../page-token.ts';
 import { type PageQuery, paginate } from '../paginate.ts';
 import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { snapshotPaginate } from '../snapshot-paginate.ts';
+import { unhealthyPageCache } from './page-cache.ts';
 import {
   type LinkBase,
   quarantinedRecord,
@@ -84,7 +85,12 @@ export async function listUnhealthyTests(
       count: () => lists.countByStatus(ctx.db, repository.id, body.status),
       firstPage: (limit) => lists.firstByStatus(ctx.db, repository.id, body.status, limit),
       fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
-      page: (id, from, to) => lists.snapshotTestCases(ctx.db, id, from, to),
+      page: async (id, from, to) => {
+        const version = await healthVersion(ctx.db, repository.id);
+        return unhealthyPageCache(ctx.db).rows(`${id}:${from}:${to}`, version, () =>
+          lists.snapshotTestCases(ctx.db, id, from, to),
+        );
+      },
     },
     ctx.now(),
   );

@@ -1,0 +1,48 @@
+// The test rows of list pages, kept while nothing in the repository's health changed. Every write to
+// the columns a record shows bumps the repository's `health_version` in its transaction (ingest,
+// recompute, overrides, flags, tickets: the seen-tests cache relies on the same rule), so a page of
+// a frozen list snapshot read again at the same version holds the same rows: a repeated page costs
+// the version lookup instead of 100 joined rows. Checked against the database's version on every
+// read, so replicas sharing one PostgreSQL stay exact.
+import type { Kysely } from 'kysely';
+import type { Tables } from '../../store/schema.ts';
+import type { RecordRow } from '../../store/test-lists.ts';
+
+export class PageRowsCache<R> {
+  readonly #pages = new Map<string, { version: number; rows: readonly R[] }>();
+
+  constructor(private readonly maxPages: number) {}
+
+  /**
+   * The rows of page `key` at `version` (read before calling: rows loaded after it are at least as
+   * new), loaded and kept when not held at that version.
+   */
+  async rows(key: string, version: number, load: () => Promise<R[]>): Promise<readonly R[]> {
+    const held = this.#pages.get(key);
+    if (held !== undefined) {
+      this.#pages.delete(key);
+      if (held.version === version) {
+        this.#pages.set(key, held);
+        return held.rows;
+      }
+    }
+    const rows = await load();
+    this.#pages.set(key, { version, rows });
+    if (this.#pages.size > this.maxPages) this.#pages.delete(this.#pages.keys().next().value as string);
+    return rows;
+  }
+}
+
+/** Pages kept per process: up to ~100 rows each, a few MB in all. */
+const MAX_PAGES = 256;
+const caches = new WeakMap<Kysely<Tables>, PageRowsCache<RecordRow>>();
+
+/** The page cache of one database's list-unhealthy-tests snapshots. */
+export function unhealthyPageCache(db: Kysely<Tables>): PageRowsCache<RecordRow> {
+  let cache = caches.get(db);
+  if (cache === undefined) {
+    cache = new PageRowsCache(MAX_PAGES);
+    caches.set(db, cache);
+  }
+  return cache;
+}
