@@ -75,6 +75,8 @@ export async function listUnhealthyTests(
   body: Scoped & { page_query: PageQuery; status: 'FLAKY' | 'BROKEN' },
 ) {
   const { repository, links } = await scope(ctx, caller, body);
+  const shared = recordLinks(links);
+  const records = (rows: readonly lists.RecordRow[]) => rows.map((r) => unhealthyRecord(r, shared));
   const { rows, page } = await snapshotPaginate(
     ctx.db,
     tokens,
@@ -83,19 +85,21 @@ export async function listUnhealthyTests(
     {
       version: () => healthVersion(ctx.db, repository.id),
       count: () => lists.countByStatus(ctx.db, repository.id, body.status),
-      firstPage: (limit) => lists.firstByStatus(ctx.db, repository.id, body.status, limit),
+      firstPage: async (limit) =>
+        records(await lists.firstByStatus(ctx.db, repository.id, body.status, limit)),
       fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
       page: async (id, from, to) => {
         const version = await healthVersion(ctx.db, repository.id);
-        return unhealthyPageCache(ctx.db).rows(`${id}:${from}:${to}`, version, () =>
-          lists.snapshotTestCases(ctx.db, id, from, to),
+        const key = `${id}:${from}:${to}:${shared.testUrlPrefix}`;
+        return unhealthyPageCache(ctx.db).rows(key, version, async () =>
+          records(await lists.snapshotTestCases(ctx.db, id, from, to)),
         );
       },
     },
     ctx.now(),
   );
-  const shared = recordLinks(links);
-  return { tests: rows.map((r) => unhealthyRecord(r, shared)), page };
+  // A copy of the page's list (the records themselves may be shared with the page cache).
+  return { tests: [...rows], page };
 }
 
 export async function listQuarantinedTests(
