@@ -4,8 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deriveFile, type IdentityContext } from '../../src/app/ingest/derive.ts';
-import { parseJunitFile } from '../../src/app/ingest/parse-file.ts';
+import { type IdentityContext, parseAndDerive } from '../../src/app/ingest/derive.ts';
 import { decodeParsedFile, encodeParsedFile } from '../../src/app/ingest/parsed-codec.ts';
 import { ParserPool } from '../../src/app/ingest/parser-pool.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
@@ -31,7 +30,7 @@ async function direct(
   maxBytes = MAX,
   identity: IdentityContext | 'none' = IDENTITY,
 ) {
-  return deriveFile(await parseJunitFile(name, source, maxBytes), identity === 'none' ? undefined : identity);
+  return parseAndDerive(name, source, maxBytes, identity === 'none' ? undefined : identity);
 }
 
 describe('parser threads', () => {
@@ -97,6 +96,24 @@ describe('parser threads', () => {
     expect(threaded.attempts).toHaveLength(3000);
     expect(new Set(threaded.ids?.testIds).size).toBe(3000);
     expect(threaded.failures?.filter((f) => f !== null)).toHaveLength(300);
+  });
+
+  it('parses on threads of its own, started on first use; with 0 threads on the calling thread', async () => {
+    const fresh = new ParserPool(2);
+    const inline = new ParserPool(0);
+    try {
+      expect(fresh.running).toBe(0);
+      const bytes = readFileSync(new URL(fixtures[0] as string, FIXTURES));
+      await Promise.all([1, 2].map(() => fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY)));
+      expect(fresh.running).toBe(2);
+      expect(await inline.parse('a.xml', pieces(bytes), MAX, IDENTITY)).toEqual(
+        await fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY),
+      );
+      expect(inline.running).toBe(0);
+    } finally {
+      await fresh.close();
+    }
+    expect(fresh.running).toBe(0);
   });
 
   it('fails the parse, not the process, when the source breaks mid-file', async () => {

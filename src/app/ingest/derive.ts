@@ -6,7 +6,7 @@ import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { testCaseId } from '../../domain/testid/index.ts';
 import { keyOrder } from './key-order.ts';
-import type { ParsedFile } from './parse-file.ts';
+import { type ParsedFile, parseJunitFile } from './parse-file.ts';
 
 /** Everything besides the attempt itself that goes into a test id. */
 export interface IdentityContext {
@@ -57,4 +57,14 @@ export function deriveFile(file: ParsedFile, identity: IdentityContext | undefin
   if (identity === undefined) return { ...file, failures };
   const testIds = file.attempts.map((a) => attemptTestId(identity, a));
   return { ...file, failures, ids: { identity, testIds, order: keyOrder(testIds) } };
+}
+
+/** Parses one file and derives what ingestion needs from it: what a parser thread does per file. */
+export async function parseAndDerive(
+  name: string,
+  source: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  identity: IdentityContext | undefined,
+): Promise<ParsedFile> {
+  return deriveFile(await parseJunitFile(name, source, maxBytes), identity);
 }

@@ -72,26 +72,36 @@ function attemptTime(attempt: JunitAttempt, now: number): number {
   return t !== null && t >= now - OLDEST_PLAUSIBLE_MS && t <= now + FUTURE_SLACK_MS ? t : now;
 }
 
-/** Each attempt with its test id and failure facts: those derived while parsing, if they still hold. */
+/**
+ * Each attempt with its test id and failure facts: those derived while parsing, if they still hold.
+ * `runs`: the files' own orders by test id (offset to their place among all attempts) when every
+ * file's ids were derived for this identity; undefined when some were computed here.
+ */
 export function identify(
   files: readonly ParsedFile[],
   identity: IdentityContext,
   now: number,
-): IdentifiedAttempt[] {
-  const out: IdentifiedAttempt[] = [];
+): { attempts: IdentifiedAttempt[]; runs: Int32Array[] | undefined } {
+  const attempts: IdentifiedAttempt[] = [];
+  let runs: Int32Array[] | undefined = [];
   for (const f of files) {
-    const ids = f.ids !== undefined && sameIdentity(f.ids.identity, identity) ? f.ids.testIds : undefined;
+    const ids = f.ids !== undefined && sameIdentity(f.ids.identity, identity) ? f.ids : undefined;
+    if (f.attempts.length > 0) {
+      const offset = attempts.length;
+      if (ids === undefined) runs = undefined;
+      else runs?.push(offset === 0 ? ids.order : ids.order.map((i) => i + offset));
+    }
     for (let k = 0; k < f.attempts.length; k++) {
       const attempt = f.attempts[k] as JunitAttempt;
-      out.push({
-        testId: ids?.[k] ?? attemptTestId(identity, attempt),
+      attempts.push({
+        testId: ids?.testIds[k] ?? attemptTestId(identity, attempt),
         attempt,
         at: attemptTime(attempt, now),
         failure: f.failures === undefined ? failureFacts(attempt) : (f.failures[k] ?? null),
       });
     }
   }
-  return out;
+  return { attempts, runs };
 }
 
 /**
@@ -122,7 +132,6 @@ interface RowContext {
 function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
   const failed = x.attempt.outcome === 'failed';
   const text = failed ? failureText(x.attempt) : null;
-  const described = x.failure;
   return {
     repo_id: ctx.repoId,
     test_case_id: x.testId,
@@ -134,8 +143,8 @@ function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
     outcome: x.attempt.outcome,
     retry_index: x.attempt.retryIndex,
     duration_ms: duration(x.attempt),
-    failure_fingerprint: described?.fingerprint ?? null,
-    failure_summary: described?.summary ?? null,
+    failure_fingerprint: x.failure?.fingerprint ?? null,
+    failure_summary: x.failure?.summary ?? null,
     failure_text: text,
     quarantined: ctx.quarantined.has(x.testId) ? 1 : 0,
   };
@@ -348,7 +357,7 @@ export async function ingestUpload(
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
     const identified = identify(files, identity, now);
-    const { attempts, rows } = await storeTestCases(trx, identified, {
+    const { attempts, rows } = await storeTestCases(trx, identified.attempts, {
       orgSlug: caller.orgSlug,
       repo: repository,
       variant,
@@ -376,11 +385,10 @@ export async function ingestUpload(
       trx,
       attemptRows(
         attempts,
+        // The files' orders hold unless storeTestCases re-derived ids (then it returns new attempts).
         attemptOrder(
-          files,
-          identity,
+          attempts === identified.attempts ? identified.runs : undefined,
           attempts.map((x) => x.testId),
-          attempts === identified,
         ),
         { repoId: repository.id, uploadId, meta: stored, quarantined },
       ),

@@ -2,10 +2,6 @@
 // 100k inserts walk the B-tree once instead of jumping across it (about 5x faster on SQLite).
 // Sorting 100k ids costs ~0.15 s, so the parser thread sorts each file's attempts (derive.ts) and
 // the request thread only merges the files' runs.
-import type { IdentityContext } from './derive.ts';
-import { sameIdentity } from './derive.ts';
-import type { ParsedFile } from './parse-file.ts';
-
 /** Indexes of `ids` in the order of their values (ties in index order). */
 export function keyOrder(ids: readonly string[]): Int32Array {
   return new Int32Array(ids.length)
@@ -40,33 +36,26 @@ function merge(a: Int32Array, b: Int32Array, idOf: (i: number) => string): Int32
 }
 
 /**
- * The indexes of the upload's attempts (all files' attempts in file order) ordered by test id.
- * `idsFromFiles`: the attempts carry the ids the files were parsed with (none was re-derived); then
- * the files' own orders are merged, otherwise the ids are sorted here.
+ * The indexes of the upload's attempts ordered by test id. `runs`: each file's own order (already
+ * offset to the file's place among all attempts), when every file's ids were the ones stored; they
+ * are merged. Without them (ids computed or re-derived here), the ids are sorted here.
  */
 export function attemptOrder(
-  files: readonly ParsedFile[],
-  identity: IdentityContext,
+  runs: readonly Int32Array[] | undefined,
   testIds: readonly string[],
-  idsFromFiles: boolean,
 ): Int32Array {
-  const runs: Int32Array[] = [];
-  let offset = 0;
-  for (const f of files) {
-    if (f.attempts.length === 0) continue;
-    if (!idsFromFiles || f.ids === undefined || !sameIdentity(f.ids.identity, identity))
-      return keyOrder(testIds);
-    runs.push(offset === 0 ? f.ids.order : f.ids.order.map((i) => i + offset));
-    offset += f.attempts.length;
-  }
+  if (runs === undefined) return keyOrder(testIds);
   const idOf = (i: number) => testIds[i] as string;
-  while (runs.length > 1) {
+  let merged = [...runs];
+  while (merged.length > 1) {
     const paired: Int32Array[] = [];
-    for (let r = 0; r < runs.length; r += 2) {
-      const right = runs[r + 1];
-      paired.push(right === undefined ? (runs[r] as Int32Array) : merge(runs[r] as Int32Array, right, idOf));
+    for (let r = 0; r < merged.length; r += 2) {
+      const right = merged[r + 1];
+      paired.push(
+        right === undefined ? (merged[r] as Int32Array) : merge(merged[r] as Int32Array, right, idOf),
+      );
     }
-    runs.splice(0, runs.length, ...paired);
+    merged = paired;
   }
-  return runs[0] ?? new Int32Array(0);
+  return merged[0] ?? new Int32Array(0);
 }

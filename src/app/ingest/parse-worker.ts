@@ -1,8 +1,7 @@
 // The parser thread: JUnit files arrive as chunks of bytes, leave as encoded parsed files. Several
 // files may be in progress at once (one per upload part being read); each has its own parser.
 import { parentPort } from 'node:worker_threads';
-import { deriveFile } from './derive.ts';
-import { parseJunitFile } from './parse-file.ts';
+import { parseAndDerive } from './derive.ts';
 import { encodeParsedFile } from './parsed-codec.ts';
 import type { FromParser, ToParser } from './parser-pool.ts';
 
@@ -52,9 +51,9 @@ port.on('message', (message: ToParser) => {
     const { id } = message;
     const queue = new ChunkQueue(() => send({ kind: 'consumed', id }));
     files.set(id, queue);
-    parseJunitFile(message.name, queue, message.maxBytes)
+    parseAndDerive(message.name, queue, message.maxBytes, message.identity)
       .then((parsed) => {
-        const file = encodeParsedFile(deriveFile(parsed, message.identity));
+        const file = encodeParsedFile(parsed);
         const buffers = [file.ints.buffer, file.nums.buffer, file.ids?.order.buffer];
         send({ kind: 'parsed', id, file }, buffers.filter((b) => b !== undefined) as ArrayBuffer[]);
       })

@@ -3,7 +3,7 @@
 // classname, file and suite name is copied again); here each distinct string travels once, in one
 // text joined by U+0000 (a character no XML document can hold), and the other fields in typed arrays.
 import type { AttemptOutcome, AttemptSource, JunitAttempt } from '../../domain/junit/index.ts';
-import type { FailureFacts } from './derive.ts';
+import type { FailureFacts, IdentityContext } from './derive.ts';
 import type { ParsedFile } from './parse-file.ts';
 
 export interface EncodedFile {
@@ -20,7 +20,7 @@ export interface EncodedFile {
   readonly hasFailures: boolean;
   /** The test ids, joined by U+0000, and the identity they were computed for. */
   readonly ids?: {
-    readonly identity: NonNullable<ParsedFile['ids']>['identity'];
+    readonly identity: IdentityContext;
     readonly joined: string;
     readonly order: Int32Array;
   };

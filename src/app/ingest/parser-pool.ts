@@ -4,8 +4,8 @@
 // file; the request thread only forwards bytes (a bounded number of chunks in flight, so a fast
 // client never queues a whole file in memory) and decodes the compact result (parsed-codec.ts).
 import { Worker } from 'node:worker_threads';
-import { deriveFile, type IdentityContext } from './derive.ts';
-import { type ParsedFile, parseJunitFile } from './parse-file.ts';
+import { type IdentityContext, parseAndDerive } from './derive.ts';
+import type { ParsedFile } from './parse-file.ts';
 import { decodeParsedFile, type EncodedFile } from './parsed-codec.ts';
 
 /** Messages to a parser thread. */
@@ -151,9 +151,14 @@ export class ParserPool {
   }
 
   readonly parse: ParseJunit = async (name, source, maxBytes, identity) => {
-    if (this.#threads.length === 0) return deriveFile(await parseJunitFile(name, source, maxBytes), identity);
+    if (this.#threads.length === 0) return parseAndDerive(name, source, maxBytes, identity);
     return this.#thread().parse(++this.#ids, name, source, maxBytes, identity);
   };
+
+  /** Parser threads running now (started on first use, replaced after a failure). */
+  get running(): number {
+    return this.#threads.filter((t) => t !== undefined).length;
+  }
 
   /** The thread with the fewest files in progress (round robin among equals). */
   #thread(): ParserThread {
