@@ -5,46 +5,38 @@
 // costs the version lookup instead of 100 joined rows and records built again (less garbage, fewer
 // collection pauses in the tail). Checked against the database's version on every read, so
 // replicas sharing one PostgreSQL stay exact. Records are shared between answers: never changed.
-import type { Kysely } from 'kysely';
-import type { Tables } from '../../store/schema.ts';
+import { perDatabase } from '../per-database.ts';
 import type { unhealthyRecord } from './records.ts';
 
-export class PageRowsCache<R> {
-  readonly #pages = new Map<string, { version: number; rows: readonly R[] }>();
+export class PageCache<R> {
+  readonly #pages = new Map<string, { version: number; records: readonly R[] }>();
 
   constructor(private readonly maxPages: number) {}
 
   /**
-   * The rows of page `key` at `version` (read before calling: rows loaded after it are at least as
-   * new), loaded and kept when not held at that version.
+   * The records of page `key` at `version` (read before calling: records loaded after it are at
+   * least as new), loaded and kept when not held at that version.
    */
-  async rows(key: string, version: number, load: () => Promise<R[]>): Promise<readonly R[]> {
+  async page(key: string, version: number, load: () => Promise<R[]>): Promise<readonly R[]> {
     const held = this.#pages.get(key);
     if (held !== undefined) {
       this.#pages.delete(key);
       if (held.version === version) {
         this.#pages.set(key, held);
-        return held.rows;
+        return held.records;
       }
     }
-    const rows = await load();
-    this.#pages.set(key, { version, rows });
+    const records = await load();
+    this.#pages.set(key, { version, records });
     if (this.#pages.size > this.maxPages) this.#pages.delete(this.#pages.keys().next().value as string);
-    return rows;
+    return records;
   }
 }
 
-/** Pages kept per process: up to ~100 rows each, a few MB in all. */
+/** Pages kept per process: up to 100 records each, a few MB in all. */
 const MAX_PAGES = 256;
-type UnhealthyRecord = ReturnType<typeof unhealthyRecord>;
-const caches = new WeakMap<Kysely<Tables>, PageRowsCache<UnhealthyRecord>>();
 
 /** The page cache of one database's list-unhealthy-tests snapshots. */
-export function unhealthyPageCache(db: Kysely<Tables>): PageRowsCache<UnhealthyRecord> {
-  let cache = caches.get(db);
-  if (cache === undefined) {
-    cache = new PageRowsCache(MAX_PAGES);
-    caches.set(db, cache);
-  }
-  return cache;
-}
+export const unhealthyPageCache = perDatabase(
+  () => new PageCache<ReturnType<typeof unhealthyRecord>>(MAX_PAGES),
+);

@@ -77,21 +77,26 @@ export async function listUnhealthyTests(
   const { repository, links } = await scope(ctx, caller, body);
   const shared = recordLinks(links);
   const records = (rows: readonly lists.RecordRow[]) => rows.map((r) => unhealthyRecord(r, shared));
+  // Read once per request: a first page checks snapshot reuse with it, and the page cache keys on it.
+  let version: Promise<number> | undefined;
+  const versionNow = () => {
+    version ??= healthVersion(ctx.db, repository.id);
+    return version;
+  };
   const { rows, page } = await snapshotPaginate(
     ctx.db,
     tokens,
     ['unhealthy', repository.id, body.status],
     body.page_query,
     {
-      version: () => healthVersion(ctx.db, repository.id),
+      version: versionNow,
       count: () => lists.countByStatus(ctx.db, repository.id, body.status),
       firstPage: async (limit) =>
         records(await lists.firstByStatus(ctx.db, repository.id, body.status, limit)),
       fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
       page: async (id, from, to) => {
-        const version = await healthVersion(ctx.db, repository.id);
         const key = `${id}:${from}:${to}:${shared.testUrlPrefix}`;
-        return unhealthyPageCache(ctx.db).rows(key, version, async () =>
+        return unhealthyPageCache(ctx.db).page(key, await versionNow(), async () =>
           records(await lists.snapshotTestCases(ctx.db, id, from, to)),
         );
       },

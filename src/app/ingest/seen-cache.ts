@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Tables } from '../../store/schema.ts';
 import type { SeenTestCase } from '../../store/test-cases.ts';
+import { perDatabase } from '../per-database.ts';
 
 /**
  * What ingestion last knew of a repository's tests, valid while the repository's `health_version` is
@@ -64,14 +63,5 @@ export class SeenTestsCache {
 /** Up to this many tests are remembered per process (~200 bytes each). */
 const MAX_CACHED_TESTS = 500_000;
 
-const caches = new WeakMap<Kysely<Tables>, SeenTestsCache>();
-
-/** The cache of one database (an app, or a test, opens its own). */
-export function seenTestsCache(db: Kysely<Tables>): SeenTestsCache {
-  let cache = caches.get(db);
-  if (cache === undefined) {
-    cache = new SeenTestsCache(MAX_CACHED_TESTS);
-    caches.set(db, cache);
-  }
-  return cache;
-}
+/** The cache of one database. */
+export const seenTestsCache = perDatabase(() => new SeenTestsCache(MAX_CACHED_TESTS));
