@@ -4,9 +4,9 @@
 // (parser-pool.ts) and the request thread only checks they were computed for the right identity.
 import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
-import { testCaseId } from '../../domain/testid/index.ts';
 import { keyOrder } from './key-order.ts';
 import { type ParsedFile, parseJunitFile } from './parse-file.ts';
+import { TestIdMemo } from './test-id-memo.ts';
 
 /** Everything besides the attempt itself that goes into a test id. */
 export interface IdentityContext {
@@ -26,17 +26,11 @@ export function sameIdentity(a: IdentityContext, b: IdentityContext): boolean {
   return a.orgSlug === b.orgSlug && a.repoFullName === b.repoFullName && a.variant === b.variant;
 }
 
+/** This thread's remembered test ids (a suite uploaded again has the same tests). */
+const memo = new TestIdMemo();
+
 export function attemptTestId(identity: IdentityContext, a: JunitAttempt): string {
-  return testCaseId({
-    orgSlug: identity.orgSlug,
-    repoFullName: identity.repoFullName,
-    file: a.file,
-    classname: a.classname,
-    parent: a.parent,
-    name: a.name,
-    customId: a.customId,
-    variant: identity.variant,
-  });
+  return memo.id(identity, a);
 }
 
 /** The text a failure is stored and grouped by. */

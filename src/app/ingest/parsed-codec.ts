@@ -1,6 +1,6 @@
 // A parsed file as a compact message between the parser thread and the request thread. A structured
 // clone of 100k attempt objects is ~75 MB and costs the receiving thread ~0.7 s (every repeated
-// classname, file and suite name is copied again); here each distinct string travels once, in one
+// classname, file and suite name is copied again); here each repeated string travels once, in one
 // text joined by U+0000 (a character no XML document can hold), and the other fields in typed arrays.
 import type { AttemptOutcome, AttemptSource, JunitAttempt } from '../../domain/junit/index.ts';
 import type { FailureFacts, IdentityContext } from './derive.ts';
@@ -10,7 +10,7 @@ export interface EncodedFile {
   readonly name: string;
   readonly summary: ParsedFile['summary'];
   readonly count: number;
-  /** The distinct strings, joined by U+0000. */
+  /** The strings (repeated ones once), joined by U+0000. */
   readonly strings: string;
   /** INTS fields per attempt: string indexes (-1: null), codes, counters. */
   readonly ints: Int32Array;
@@ -36,16 +36,30 @@ const KINDS: readonly (JunitAttempt['failureKind'] & string)[] = ['failure', 'er
 export function encodeParsedFile(file: ParsedFile): EncodedFile {
   const index = new Map<string, number>();
   const strings: string[] = [];
-  const str = (s: string | null): number => {
+  const add = (s: string): number => {
+    strings.push(s.includes(SEPARATOR) ? s.replaceAll(SEPARATOR, '\uFFFD') : s);
+    return strings.length - 1;
+  };
+  /** Repeated values (classnames, files, suites, messages) travel once. */
+  const shared = (s: string | null): number => {
     if (s === null) return -1;
-    // Never in parsed XML; kept apart from the separator anyway.
-    if (s.includes(SEPARATOR)) s = s.replaceAll(SEPARATOR, '\uFFFD');
     let i = index.get(s);
     if (i === undefined) {
-      i = strings.length;
-      strings.push(s);
+      i = add(s);
       index.set(s, i);
     }
+    return i;
+  };
+  /** Names and failure texts are mostly distinct: not worth a map entry each. */
+  const own = (s: string | null): number => (s === null ? -1 : add(s));
+  // Consecutive attempts usually share classname, file, parent and suite: one comparison, no lookup.
+  const last: (string | null)[] = [null, null, null, null];
+  const lastIndex = [-1, -1, -1, -1];
+  const field = (slot: number, s: string | null): number => {
+    if (s === last[slot] && lastIndex[slot] !== -1) return lastIndex[slot] as number;
+    const i = shared(s);
+    last[slot] = s;
+    lastIndex[slot] = i;
     return i;
   };
   const n = file.attempts.length;
@@ -54,23 +68,23 @@ export function encodeParsedFile(file: ParsedFile): EncodedFile {
   for (let k = 0; k < n; k++) {
     const a = file.attempts[k] as JunitAttempt;
     const o = k * INTS;
-    ints[o] = str(a.name);
-    ints[o + 1] = str(a.classname);
-    ints[o + 2] = str(a.file);
-    ints[o + 3] = str(a.parent);
-    ints[o + 4] = str(a.suite);
-    ints[o + 5] = str(a.customId);
+    ints[o] = own(a.name);
+    ints[o + 1] = field(0, a.classname);
+    ints[o + 2] = field(1, a.file);
+    ints[o + 3] = field(2, a.parent);
+    ints[o + 4] = field(3, a.suite);
+    ints[o + 5] = own(a.customId);
     ints[o + 6] = OUTCOMES.indexOf(a.outcome);
     ints[o + 7] = a.failureKind === null ? -1 : KINDS.indexOf(a.failureKind);
-    ints[o + 8] = str(a.failureMessage);
-    ints[o + 9] = str(a.failureType);
-    ints[o + 10] = str(a.failureText);
+    ints[o + 8] = shared(a.failureMessage);
+    ints[o + 9] = shared(a.failureType);
+    ints[o + 10] = own(a.failureText);
     ints[o + 11] = a.retryIndex;
     ints[o + 12] = SOURCES.indexOf(a.source);
     ints[o + 13] = a.caseIndex;
     const facts = file.failures?.[k] ?? null;
-    ints[o + 14] = facts === null ? -1 : str(facts.fingerprint);
-    ints[o + 15] = facts === null ? -1 : str(facts.summary);
+    ints[o + 14] = facts === null ? -1 : shared(facts.fingerprint);
+    ints[o + 15] = facts === null ? -1 : shared(facts.summary);
     const m = k * NUMS;
     nums[m] = a.durationMs ?? Number.NaN;
     nums[m + 1] = a.timestamp ?? Number.NaN;

@@ -1,0 +1,102 @@
+// Test ids of attempts, remembered per thread. A test id is a SHA-1 over the test's identity fields
+// (~2 µs each, 0.2 s for a 100k-case report); a suite uploaded again, the usual case, has the same
+// identities as before, so a lookup by those fields (~0.2 µs) answers most of them. Consecutive
+// attempts usually share file, classname and parent: the map of names under that prefix is reused
+// while they stay the same, so a known attempt costs one Map lookup by name.
+import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { testCaseId } from '../../domain/testid/index.ts';
+import type { IdentityContext } from './derive.ts';
+
+/** Ids remembered at most (~250 bytes each with their names): about 60 MB when full, then cleared. */
+export const MAX_REMEMBERED_IDS = 250_000;
+
+/** Ids by name, for tests without a custom id and (keyed by custom id and name) with one. */
+interface Names {
+  readonly plain: Map<string, string>;
+  readonly custom: Map<string, string>;
+}
+
+/** Joins values so that different lists never give the same key: each is null or length-prefixed. */
+function key(values: readonly (string | null)[]): string {
+  let joined = '';
+  for (const v of values) joined += v === null ? '-' : `${v.length}:${v}`;
+  return joined;
+}
+
+export class TestIdMemo {
+  /** identity key → key of (file, classname, parent) → names → test id. */
+  readonly #byIdentity = new Map<string, Map<string, Names>>();
+  #size = 0;
+  // The last prefix looked up, and its names.
+  #identity: IdentityContext | undefined;
+  #file: string | null = null;
+  #classname: string | null = null;
+  #parent: string | null = null;
+  #names: Names | undefined;
+
+  constructor(private readonly max = MAX_REMEMBERED_IDS) {}
+
+  get size(): number {
+    return this.#size;
+  }
+
+  id(identity: IdentityContext, a: JunitAttempt): string {
+    const custom = a.customId;
+    const byName = custom === null ? this.#namesFor(identity, a).plain : this.#namesFor(identity, a).custom;
+    const name = custom === null ? a.name : key([custom, a.name]);
+    const known = byName.get(name);
+    if (known !== undefined) return known;
+    const id = testCaseId({
+      orgSlug: identity.orgSlug,
+      repoFullName: identity.repoFullName,
+      file: a.file,
+      classname: a.classname,
+      parent: a.parent,
+      name: a.name,
+      customId: a.customId,
+      variant: identity.variant,
+    });
+    if (this.#size >= this.max) this.clear();
+    // After a clear the prefix's maps are new ones: look them up again.
+    const names = this.#namesFor(identity, a);
+    (custom === null ? names.plain : names.custom).set(name, id);
+    this.#size++;
+    return id;
+  }
+
+  clear(): void {
+    this.#byIdentity.clear();
+    this.#size = 0;
+    this.#identity = undefined;
+    this.#names = undefined;
+  }
+
+  #namesFor(identity: IdentityContext, a: JunitAttempt): Names {
+    if (
+      this.#names !== undefined &&
+      identity === this.#identity &&
+      a.file === this.#file &&
+      a.classname === this.#classname &&
+      a.parent === this.#parent
+    )
+      return this.#names;
+    const identityKey = key([identity.orgSlug, identity.repoFullName, identity.variant]);
+    let prefixes = this.#byIdentity.get(identityKey);
+    if (prefixes === undefined) {
+      prefixes = new Map();
+      this.#byIdentity.set(identityKey, prefixes);
+    }
+    const prefix = key([a.file, a.classname, a.parent]);
+    let names = prefixes.get(prefix);
+    if (names === undefined) {
+      names = { plain: new Map(), custom: new Map() };
+      prefixes.set(prefix, names);
+    }
+    this.#identity = identity;
+    this.#file = a.file;
+    this.#classname = a.classname;
+    this.#parent = a.parent;
+    this.#names = names;
+    return names;
+  }
+}
