@@ -63,6 +63,11 @@ export interface Params {
   readonly sequential: number;
   /** BENCH_INGEST_REPEAT: repetitions of the in-process parse measurements (median reported). */
   readonly parseRepeat: number;
+  /**
+   * BENCH_INGEST_HISTORY: uploads of the suite stored before the last measured upload (0 skips it):
+   * how an upload's cost grows with the history already stored.
+   */
+  readonly ingestHistory: number;
   /** BENCH_ENGINES: sqlite,postgres. */
   readonly engines: Engine[];
   /** BENCH_ONLY: ingest,reads,contention,soak. */
@@ -133,6 +138,7 @@ export function readParams(): Params {
     connections: Math.round(num('BENCH_CONNECTIONS', 10)),
     sequential: Math.round(num('BENCH_SEQUENTIAL', 500)),
     parseRepeat: Math.round(num('BENCH_INGEST_REPEAT', 5)),
+    ingestHistory: Math.round(numOrZero('BENCH_INGEST_HISTORY', 30)),
     engines,
     parts,
     wrk: wrk.path,

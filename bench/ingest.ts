@@ -159,6 +159,33 @@ export async function upload(
   return answer;
 }
 
+type Server = Awaited<ReturnType<typeof startMainline>>;
+
+function checkCounted(answer: UploadAnswer, report: GeneratedReport): void {
+  if (answer.counts?.test_cases !== report.testcases)
+    throw new Error(`upload counted ${answer.counts?.test_cases} test cases, expected ${report.testcases}`);
+}
+
+/** A row for `cases` test cases ingested in `seconds`. */
+function measured(
+  label: string,
+  engine: Engine,
+  seconds: number,
+  cases: number,
+  baseRate: number,
+  server: Server,
+): IngestRow {
+  const rate = cases / seconds;
+  return {
+    label,
+    engine,
+    seconds,
+    casesPerSecond: rate,
+    ratio: rate / baseRate,
+    peakRss: server.memory().peak,
+  };
+}
+
 async function uploads(
   engine: Engine,
   params: Params,
@@ -178,22 +205,15 @@ async function uploads(
       const t0 = performance.now();
       const answer = await upload(server.url, fresh.token, report.path, pass.commit);
       const seconds = (performance.now() - t0) / 1000;
-      if (answer.counts?.test_cases !== report.testcases) {
-        throw new Error(
-          `upload counted ${answer.counts?.test_cases} test cases, expected ${report.testcases}`,
-        );
-      }
-      const rate = report.testcases / seconds;
-      rows.push({
-        label: pass.label,
-        engine,
-        seconds,
-        casesPerSecond: rate,
-        ratio: rate / baseRate,
-        peakRss: server.memory().peak,
-      });
+      checkCounted(answer, report);
+      rows.push(measured(pass.label, engine, seconds, report.testcases, baseRate, server));
     }
     rows.push(await sustained(engine, server, fresh.token, report, baseRate));
+    const stored = passes.length + SUSTAINED_UPLOADS;
+    if (params.ingestHistory > stored)
+      rows.push(
+        await afterHistory(engine, server, fresh.token, report, baseRate, stored, params.ingestHistory),
+      );
   } finally {
     await server.stop();
     await fresh.cleanup();
@@ -211,7 +231,7 @@ const IN_FLIGHT = 2;
  */
 async function sustained(
   engine: Engine,
-  server: Awaited<ReturnType<typeof startMainline>>,
+  server: Server,
   token: string,
   report: GeneratedReport,
   baseRate: number,
@@ -223,24 +243,39 @@ async function sustained(
   const sender = async () => {
     while (next < SUSTAINED_UPLOADS) {
       const commit = (next++).toString(16).padStart(40, 'c');
-      const answer = await upload(server.url, token, report.path, commit);
-      if (answer.counts?.test_cases !== report.testcases)
-        throw new Error(
-          `upload counted ${answer.counts?.test_cases} test cases, expected ${report.testcases}`,
-        );
+      checkCounted(await upload(server.url, token, report.path, commit), report);
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
   const seconds = (performance.now() - t0) / 1000;
-  const rate = (report.testcases * SUSTAINED_UPLOADS) / seconds;
-  return {
-    label,
-    engine,
-    seconds,
-    casesPerSecond: rate,
-    ratio: rate / baseRate,
-    peakRss: server.memory().peak,
-  };
+  return measured(label, engine, seconds, report.testcases * SUSTAINED_UPLOADS, baseRate, server);
+}
+
+/**
+ * One more upload once `history` uploads of the suite are stored (the first `stored` by the rows
+ * before): each upload adds a pass per test, so this shows what a repository's history costs the
+ * next upload.
+ */
+async function afterHistory(
+  engine: Engine,
+  server: Server,
+  token: string,
+  report: GeneratedReport,
+  baseRate: number,
+  stored: number,
+  history: number,
+): Promise<IngestRow> {
+  const label = `upload, tests known, ${history} uploads stored before`;
+  log(`ingest: storing ${history - stored} more uploads on ${engine}`);
+  for (let i = stored; i < history; i++) {
+    await upload(server.url, token, report.path, i.toString(16).padStart(40, 'd'));
+  }
+  log(`ingest: ${label} on ${engine}`);
+  const t0 = performance.now();
+  const answer = await upload(server.url, token, report.path, 'e'.repeat(40));
+  const seconds = (performance.now() - t0) / 1000;
+  checkCounted(answer, report);
+  return measured(label, engine, seconds, report.testcases, baseRate, server);
 }
 
 const generated = new Map<number, Promise<GeneratedReport>>();

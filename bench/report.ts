@@ -263,7 +263,9 @@ function verdicts(report: RunReport): string[] {
   const ingest = report.ingest;
   if (ingest !== undefined) {
     const parse = ingest.rows.find((r) => r.label === 'parseJunitFile');
-    const uploads = ingest.rows.filter((r) => r.label.startsWith('upload'));
+    const uploads = ingest.rows.filter(
+      (r) => r.label.startsWith('upload') && !r.label.includes('stored before'),
+    );
     if (parse !== undefined) {
       out.push(
         `Ingest goal (≥ 0.5 of a bare saxes parse): parseJunitFile alone reaches ${fmt.ratio(parse.ratio)} — ${parse.ratio >= 0.5 ? 'met' : 'missed'}.`,
@@ -279,6 +281,16 @@ function verdicts(report: RunReport): string[] {
     for (const r of ingest.rows.filter((row) => row.label.includes('in flight'))) {
       out.push(
         `Sustained ingestion (${r.label}) on ${r.engine}: ${fmt.ratio(r.ratio)} of the bare parse — ${r.ratio >= 0.5 ? 'met' : 'missed'} if the goal is read as the server's throughput.`,
+      );
+    }
+    for (const r of ingest.rows.filter((row) => row.label.includes('stored before'))) {
+      const first = ingest.rows.find(
+        (row) => row.engine === r.engine && row.label === 'upload again, tests known',
+      );
+      const growth =
+        first === undefined ? '' : ` (${(r.seconds / first.seconds).toFixed(1)}x the second upload's time)`;
+      out.push(
+        `History (${r.label}) on ${r.engine}: ${fmt.s(r.seconds)} s${growth}, ${fmt.ratio(r.ratio)} of the bare parse.`,
       );
     }
   }
@@ -352,6 +364,7 @@ BENCH_SCALE=0.02 BENCH_DURATION=2 BENCH_SEQUENTIAL=50 BENCH_SOAK_SECONDS=30 \\
 | BENCH_CONNECTIONS | 10 | connections of autocannon and wrk |
 | BENCH_SEQUENTIAL | 500 | requests of each one-at-a-time loop |
 | BENCH_INGEST_REPEAT | 5 | in-process parse repetitions (median) |
+| BENCH_INGEST_HISTORY | 30 | uploads of the suite stored before the last measured upload (0 skips that row) |
 | BENCH_WRK | wrk on PATH | wrk binary; 0 turns wrk off (autocannon only) |
 | BENCH_WRK_THREADS | 1 | wrk threads |
 | BENCH_READ_QUEUE_PRS | 40 | PRs of the merge queue built for the queue reads |

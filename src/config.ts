@@ -25,6 +25,8 @@ export interface Config {
   readonly maxFileBytes: number;
   /** Threads that parse uploaded JUnit files; 0 parses on the request thread (MAINLINE_PARSE_THREADS). */
   readonly parseThreads: number;
+  /** Uploads ingested at once; later ones wait for a turn (MAINLINE_INGEST_CONCURRENCY). */
+  readonly ingestConcurrency: number;
   /** Folder of the plain-git forge's bare repositories (MAINLINE_GIT_ROOT). */
   readonly gitRoot: string;
   /** Milliseconds between merge-queue runner passes (MAINLINE_QUEUE_POLL_MS); 0 turns the runner off. */
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     bodyLimitBytes: readInt(env, 'MAINLINE_BODY_LIMIT', 20 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
     parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 1, 0, 64),
+    ingestConcurrency: readInt(env, 'MAINLINE_INGEST_CONCURRENCY', 2, 1, 64),
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),

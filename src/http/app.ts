@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app/context.ts';
+import { IngestGate } from '../app/ingest/gate.ts';
 import { ParserPool } from '../app/ingest/parser-pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
@@ -156,6 +157,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const { config, database } = options;
   const now = options.now ?? Date.now;
   const parsers = new ParserPool(config.parseThreads);
+  const ingestGate = new IngestGate(config.ingestConcurrency);
   const ctx: AppContext = { db: database.db, config, now };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
@@ -166,6 +168,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     pageTokens: new PageTokens(await secret('page_tokens')),
     urlSigner: new UrlSigner(await secret('signed_urls')),
     parseJunit: parsers.parse,
+    ingestGate,
     forge: options.forge ?? createForge(config, { db: database.db, now }),
     isAccepting: () => accepting,
   };
@@ -205,7 +208,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       if (nul !== undefined) throw nulError(nul);
     }
   });
-  registerMetrics(app, new Metrics({ processMetrics: options.processMetrics ?? false }), config.metricsToken);
+  registerMetrics(
+    app,
+    new Metrics({ processMetrics: options.processMetrics ?? false, ingestGate }),
+    config.metricsToken,
+  );
   await registerOpenApi(app, config);
 
   const api = app as unknown as Api;

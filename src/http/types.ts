@@ -7,6 +7,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { AppContext } from '../app/context.ts';
+import type { IngestGate } from '../app/ingest/gate.ts';
 import type { ParseJunit } from '../app/ingest/parser-pool.ts';
 import type { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
@@ -31,6 +32,8 @@ export interface RouteDeps {
   readonly urlSigner: UrlSigner;
   /** Parses one uploaded JUnit file (on a parser thread unless MAINLINE_PARSE_THREADS is 0). */
   readonly parseJunit: ParseJunit;
+  /** Turns for uploads: at most MAINLINE_INGEST_CONCURRENCY are ingested at once. */
+  readonly ingestGate: IngestGate;
   /** Where the merge queue acts: the plain-git forge today. */
   readonly forge: Forge;
   /** False while the server is shutting down: readiness answers 503. */

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       queuePollMs: 1000,
       healthSweepSeconds: 600,
       parseThreads: 1,
+      ingestConcurrency: 2,
     });
   });
 
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
         MAINLINE_SHUTDOWN_TIMEOUT: '3',
         MAINLINE_MAX_FILE_BYTES: '2048',
         MAINLINE_PARSE_THREADS: '0',
+        MAINLINE_INGEST_CONCURRENCY: '5',
         MAINLINE_HEALTH_SWEEP_SECONDS: '0',
         MAINLINE_GIT_ROOT: '/srv/git',
         MAINLINE_QUEUE_POLL_MS: '250',
@@ -58,6 +60,7 @@ describe('loadConfig', () => {
       shutdownTimeoutSeconds: 3,
       maxFileBytes: 2048,
       parseThreads: 0,
+      ingestConcurrency: 5,
       healthSweepSeconds: 0,
       gitRoot: '/srv/git',
       queuePollMs: 250,
@@ -80,6 +83,10 @@ describe('loadConfig', () => {
     [
       { MAINLINE_PARSE_THREADS: 'two' },
       'MAINLINE_PARSE_THREADS must be a whole number from 0 to 64, got "two"',
+    ],
+    [
+      { MAINLINE_INGEST_CONCURRENCY: '0' },
+      'MAINLINE_INGEST_CONCURRENCY must be a whole number from 1 to 64, got "0"',
     ],
     [{ MAINLINE_PUBLIC_URL: 'mainline.local' }, 'MAINLINE_PUBLIC_URL must be an http:// or https:// URL'],
     [{ MAINLINE_GITHUB_WEBHOOK_SECRET: 's' }, 'GitHub settings need credentials'],

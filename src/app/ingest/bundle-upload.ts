@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../domain/errors.ts';
-import { findBundleUpload, insertBundleUpload, markBundleConsumed } from '../../store/bundles.ts';
+import {
+  type BundleUploadRow,
+  findBundleUpload,
+  insertBundleUpload,
+  markBundleConsumed,
+} from '../../store/bundles.ts';
 import { type BundleResult, extractBundle, toUploadMeta } from '../bundle/index.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef } from '../repositories.ts';
 import type { UrlSigner } from '../url-signer.ts';
+import type { IngestGate } from './gate.ts';
 import { ingestUpload, likelyIdentity, type UploadMeta } from './ingest.ts';
 import type { ParsedFile } from './parse-file.ts';
 import type { ParseJunit } from './parser-pool.ts';
@@ -82,6 +88,8 @@ export async function receiveBundle(
     body: Readable;
     validateMeta: (m: unknown) => UploadMeta;
     parseJunit: ParseJunit;
+    /** The body is read in the upload's turn, once the URL is known to be good. */
+    gate: IngestGate;
   },
 ): Promise<UploadResult> {
   const denied = new AppError(
@@ -92,6 +100,14 @@ export async function receiveBundle(
     throw denied;
   const row = await findBundleUpload(ctx.db, input.id);
   if (row === undefined) throw denied;
+  return input.gate.run(() => ingestBundle(ctx, row, input));
+}
+
+async function ingestBundle(
+  ctx: AppContext,
+  row: BundleUploadRow,
+  input: { body: Readable; validateMeta: (m: unknown) => UploadMeta; parseJunit: ParseJunit },
+): Promise<UploadResult> {
   const request = JSON.parse(row.request) as StoredRequest;
   const bundle = await extractBundle(input.body, { maxFileBytes: ctx.config.maxFileBytes });
   if (!bundle.ok) throw new AppError(STATUS_OF[bundle.code], `The bundle could not be read: ${bundle.error}`);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { IngestGate } from '../../app/ingest/gate.ts';
 import { AppError } from '../../domain/errors.ts';
 
 /** Prometheus metrics of one server: a registry of its own, so several apps in one process never mix. */
@@ -8,7 +9,7 @@ export class Metrics {
   readonly requests: Counter<'method' | 'route' | 'status_code'>;
   readonly duration: Histogram<'method' | 'route'>;
 
-  constructor(options: { processMetrics: boolean }) {
+  constructor(options: { processMetrics: boolean; ingestGate?: IngestGate }) {
     this.requests = new Counter({
       name: 'mainline_http_requests_total',
       help: 'HTTP requests answered, by route template and status code',
@@ -22,6 +23,25 @@ export class Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
+    const gate = options.ingestGate;
+    if (gate !== undefined) {
+      new Gauge({
+        name: 'mainline_ingest_uploads_active',
+        help: 'Uploads being ingested now (at most MAINLINE_INGEST_CONCURRENCY)',
+        registers: [this.registry],
+        collect() {
+          this.set(gate.active);
+        },
+      });
+      new Gauge({
+        name: 'mainline_ingest_uploads_waiting',
+        help: 'Uploads waiting for their turn to be ingested (their bodies not read yet)',
+        registers: [this.registry],
+        collect() {
+          this.set(gate.waiting);
+        },
+      });
+    }
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'mainline_' });
   }
 }

@@ -14,7 +14,10 @@ const validateMeta = validatorFor<Meta>(UploadMeta, 'bundle meta');
  * Routes whose body is not JSON and that need no token: the PUT of a bundle to the signed URL
  * (the URL is the credential, like a presigned S3 URL) and the uploader's telemetry.
  */
-export async function registerRawRoutes(app: Api, { ctx, urlSigner, parseJunit }: RouteDeps): Promise<void> {
+export async function registerRawRoutes(
+  app: Api,
+  { ctx, urlSigner, parseJunit, ingestGate }: RouteDeps,
+): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.put(
@@ -43,6 +46,7 @@ export async function registerRawRoutes(app: Api, { ctx, urlSigner, parseJunit }
         body: (request.body ?? request.raw) as Readable,
         validateMeta,
         parseJunit,
+        gate: ingestGate,
       }),
   );
   app.post(

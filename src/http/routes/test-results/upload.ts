@@ -1,10 +1,12 @@
 import type { MultipartFile } from '@fastify/multipart';
 import multipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
 import type { IdentityContext } from '../../../app/ingest/derive.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
 import { ingestUpload, likelyIdentity } from '../../../app/ingest/ingest.ts';
 import type { ParsedFile } from '../../../app/ingest/parse-file.ts';
 import type { ParseJunit } from '../../../app/ingest/parser-pool.ts';
+import type { UploadResult } from '../../../app/ingest/result.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { validatorFor } from '../../meta.ts';
 import { callerOf } from '../../plugins/auth.ts';
@@ -38,7 +40,7 @@ async function readFilePart(
 }
 
 /** POST /v1/test-results/upload: multipart with a `meta` JSON part and `junit` file parts. */
-export function registerUpload(app: Api, { ctx, parseJunit }: RouteDeps): void {
+export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteDeps): void {
   const maxBytes = ctx.config.maxFileBytes;
   app.register(async (scope) => {
     await scope.register(multipart, {
@@ -68,43 +70,48 @@ export function registerUpload(app: Api, { ctx, parseJunit }: RouteDeps): void {
             'Send multipart/form-data with a meta part and junit file parts',
           );
         }
-        let meta: Meta | undefined;
-        // Known once meta is (clients send it first): the parser then computes the test ids too.
-        let identity: IdentityContext | undefined;
-        const files: ParsedFile[] = [];
-        try {
-          for await (const part of request.parts()) {
-            if (part.fieldname === 'meta') {
-              meta = readMeta(
-                part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
-              );
-            } else if (part.type === 'file') {
-              if (meta !== undefined && identity === undefined)
-                identity = await likelyIdentity(ctx, callerOf(request), meta);
-              files.push(await readFilePart(part, parseJunit, maxBytes, identity));
-            }
-          }
-        } catch (error) {
-          // Our own answers (bad meta, limits) as they are; a body busboy cannot read is the client's fault.
-          if (error instanceof AppError || (error as { statusCode?: number }).statusCode !== undefined)
-            throw error;
-          throw new AppError(
-            'BAD_REQUEST',
-            `The multipart body could not be read: ${(error as Error).message}; send multipart/form-data with a meta part and junit file parts`,
-          );
-        }
-        if (meta === undefined)
-          throw new AppError(
-            'VALIDATION_FAILED',
-            'The upload has no meta part: add a form field named meta holding the JSON described in the docs',
-          );
-        if (files.length === 0)
-          throw new AppError(
-            'VALIDATION_FAILED',
-            'The upload has no files: add one or more file parts named junit',
-          );
-        return ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
+        // The body is read only in the upload's turn (gate.ts): memory for a burst of large uploads.
+        return ingestGate.run(() => receive(request));
       },
     );
   });
+
+  async function receive(request: FastifyRequest): Promise<UploadResult> {
+    let meta: Meta | undefined;
+    // Known once meta is (clients send it first): the parser then computes the test ids too.
+    let identity: IdentityContext | undefined;
+    const files: ParsedFile[] = [];
+    try {
+      for await (const part of request.parts()) {
+        if (part.fieldname === 'meta') {
+          meta = readMeta(
+            part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
+          );
+        } else if (part.type === 'file') {
+          if (meta !== undefined && identity === undefined)
+            identity = await likelyIdentity(ctx, callerOf(request), meta);
+          files.push(await readFilePart(part, parseJunit, maxBytes, identity));
+        }
+      }
+    } catch (error) {
+      // Our own answers (bad meta, limits) as they are; a body busboy cannot read is the client's fault.
+      if (error instanceof AppError || (error as { statusCode?: number }).statusCode !== undefined)
+        throw error;
+      throw new AppError(
+        'BAD_REQUEST',
+        `The multipart body could not be read: ${(error as Error).message}; send multipart/form-data with a meta part and junit file parts`,
+      );
+    }
+    if (meta === undefined)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        'The upload has no meta part: add a form field named meta holding the JSON described in the docs',
+      );
+    if (files.length === 0)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        'The upload has no files: add one or more file parts named junit',
+      );
+    return ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
+  }
 }
