@@ -26,7 +26,7 @@ export interface SnapshotSource<R> {
 }
 
 /** What a token of a snapshotted list carries: the snapshot (null: the live single page) and page index. */
-interface SnapshotPosition {
+export interface SnapshotPosition {
   s: string | null;
   i: number;
 }
@@ -74,7 +74,7 @@ export async function snapshotPaginate<R>(
   query: PageQuery,
   source: SnapshotSource<R>,
   now: number,
-): Promise<{ rows: readonly R[]; page: PageInfo }> {
+): Promise<{ rows: readonly R[]; page: PageInfo; at: SnapshotPosition }> {
   const size = query.page_size;
   const hash = PageTokens.queryHash([...queryParts, size]);
   const at = tokens.verify<SnapshotPosition>(hash, query.page_token);
@@ -90,23 +90,24 @@ export async function snapshotPaginate<R>(
     return {
       rows: await pageOf(source, at.s, at.i, size),
       page: pageInfo(tokens, hash, snapshot.total, size, at),
+      at,
     };
   }
   // A snapshot of the same data version answers a first page without counting or copying anything.
   const version = await source.version();
   const reusable = await findReusableSnapshot(db, hash, version, now - SNAPSHOT_TTL_MS / 2);
   if (reusable !== undefined) {
+    const first = { s: reusable.id, i: 0 };
     return {
       rows: await pageOf(source, reusable.id, 0, size),
-      page: pageInfo(tokens, hash, reusable.total, size, { s: reusable.id, i: 0 }),
+      page: pageInfo(tokens, hash, reusable.total, size, first),
+      at: first,
     };
   }
   const total = await source.count();
   if (total <= size) {
-    return {
-      rows: await source.firstPage(size),
-      page: pageInfo(tokens, hash, total, size, { s: null, i: 0 }),
-    };
+    const live = { s: null, i: 0 };
+    return { rows: await source.firstPage(size), page: pageInfo(tokens, hash, total, size, live), at: live };
   }
   const id = randomUUID();
   const frozen = await db
@@ -114,8 +115,10 @@ export async function snapshotPaginate<R>(
     .execute((trx) =>
       saveSnapshot(trx, { id, queryHash: hash, version, createdAt: now }, (d) => source.fill(d, id)),
     );
+  const first = { s: id, i: 0 };
   return {
     rows: await pageOf(source, id, 0, size),
-    page: pageInfo(tokens, hash, frozen, size, { s: id, i: 0 }),
+    page: pageInfo(tokens, hash, frozen, size, first),
+    at: first,
   };
 }

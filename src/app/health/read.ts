@@ -68,6 +68,11 @@ async function detailedWith(ctx: AppContext, row: lists.RecordRow, links: Record
   };
 }
 
+/**
+ * A page of unhealthy tests, and a key that names this exact answer: the same key always comes
+ * with the same answer (snapshot, position, page size, health version and link prefix fix it), so
+ * the route can keep the answer's JSON instead of serializing it again.
+ */
 export async function listUnhealthyTests(
   ctx: AppContext,
   caller: Caller,
@@ -83,7 +88,7 @@ export async function listUnhealthyTests(
     version ??= healthVersion(ctx.db, repository.id);
     return version;
   };
-  const { rows, page } = await snapshotPaginate(
+  const { rows, page, at } = await snapshotPaginate(
     ctx.db,
     tokens,
     ['unhealthy', repository.id, body.status],
@@ -103,8 +108,17 @@ export async function listUnhealthyTests(
     },
     ctx.now(),
   );
+  const key = [
+    repository.id,
+    body.status,
+    body.page_query.page_size,
+    await versionNow(),
+    shared.testUrlPrefix,
+    at.s ?? 'live',
+    at.i,
+  ].join('|');
   // A copy of the page's list (the records themselves may be shared with the page cache).
-  return { tests: [...rows], page };
+  return { answer: { tests: [...rows], page }, key };
 }
 
 export async function listQuarantinedTests(

@@ -17,9 +17,9 @@ interface Names {
 }
 
 /** Joins values so that different lists never give the same key: each is null or length-prefixed. */
-function key(values: readonly (string | null)[]): string {
+function key(values: readonly (string | null | undefined)[]): string {
   let joined = '';
-  for (const v of values) joined += v === null ? '-' : `${v.length}:${v}`;
+  for (const v of values) joined += v === null || v === undefined ? '-' : `${v.length}:${v}`;
   return joined;
 }
 
@@ -41,7 +41,7 @@ export class TestIdMemo {
   }
 
   id(identity: IdentityContext, a: JunitAttempt): string {
-    const custom = a.customId;
+    const custom = a.customId ?? null;
     const byName = custom === null ? this.#namesFor(identity, a).plain : this.#namesFor(identity, a).custom;
     const name = custom === null ? a.name : key([custom, a.name]);
     const known = byName.get(name);
