@@ -104,6 +104,21 @@ describe('names and SHAs given to git', () => {
     await expect(fx.forge.mergeBase(fx.repo, 'main', head)).rejects.toThrow(GitInputError);
   });
 
+  it('reads branch heads live while remembering names and merge bases (the queue runner asks every poll)', async () => {
+    const first = commitOn(fx, 'pr2', { 'y.txt': 'y\n' }, 'y');
+    expect(await fx.forge.head(fx.repo, 'pr2')).toBe(first);
+    expect(await fx.forge.mergeBase(fx.repo, base, first)).toBe(base);
+    const second = commitOn(fx, 'pr2', { 'y.txt': 'y2\n' }, 'y2');
+    // The same branch name again: its head is read anew.
+    expect(await fx.forge.head(fx.repo, 'pr2')).toBe(second);
+    expect(await fx.forge.mergeBase(fx.repo, first, second)).toBe(first);
+    expect(await fx.forge.mergeBase(fx.repo, base, first)).toBe(base);
+    const orphan = commitOn(fx, 'lonely', { 'o.txt': 'o\n' }, 'o', { orphan: true });
+    expect(await fx.forge.mergeBase(fx.repo, base, orphan)).toBeNull();
+    expect(await fx.forge.mergeBase(fx.repo, base, orphan)).toBeNull();
+    await expect(fx.forge.head(fx.repo, 'pr2.lock')).rejects.toThrow(GitInputError);
+  });
+
   it('keeps hostile PR titles out of everything but the commit message', async () => {
     const head = commitOn(fx, 'pr1', { 'z.txt': 'z\n' }, 'z');
     const prTitle = '$(touch pwned) `id` --amend\n\nSigned-off-by: nobody';

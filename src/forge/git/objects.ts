@@ -1,4 +1,5 @@
 import { GitCommandError, type GitContext, gitOut, runGit } from './git.ts';
+import { isSha } from './names.ts';
 
 /** Result of a three-way merge computed by `git merge-tree --write-tree` (no working tree). */
 export type TreeMerge =
@@ -88,10 +89,26 @@ export async function isAncestor(ctx: GitContext, ancestor: string, descendant: 
   return code === 0;
 }
 
+/**
+ * Merge bases found, by repository and commit pair. A commit's id covers its whole ancestry, so the
+ * answer for two commits never changes; the queue runner asks for each queued PR's every poll.
+ */
+const mergeBases = new Map<string, string | null>();
+const MAX_MERGE_BASES = 10_000;
+
 /** The best common ancestor of two commits, or null when they share no history. */
 export async function mergeBase(ctx: GitContext, a: string, b: string): Promise<string | null> {
+  // Only commit ids are remembered: what a branch name means changes.
+  const key = isSha(a) && isSha(b) ? `${ctx.gitDir}\u0000${a}\u0000${b}` : undefined;
+  const known = key === undefined ? undefined : mergeBases.get(key);
+  if (known !== undefined) return known;
   const { stdout, code } = await runGit(ctx, ['merge-base', a, b], { okCodes: [1] });
-  return code === 0 ? stdout.trim() : null;
+  const base = code === 0 ? stdout.trim() : null;
+  if (key !== undefined) {
+    if (mergeBases.size >= MAX_MERGE_BASES) mergeBases.clear();
+    mergeBases.set(key, base);
+  }
+  return base;
 }
 
 /** Commits reachable from head but not from base, oldest first, with their parents. */
