@@ -116,6 +116,41 @@ describe('paging through unhealthy tests', () => {
     expect((await again()).json().tests[0].quarantined).toBe(true);
   });
 
+  it('shows the quarantined list as it is now when the same page is asked again', async () => {
+    const read = async () =>
+      (
+        await t.post(
+          '/v1/flaky-tests/list-quarantined-tests',
+          { ...scope, page_query: { page_size: 100 } },
+          token,
+        )
+      ).json() as { quarantined_tests: { test_case_id: string; quarantine_setting: string }[] };
+    const before = await read();
+    expect(before.quarantined_tests).toHaveLength(25);
+    expect(await read()).toEqual(before);
+    const id = before.quarantined_tests[0]?.test_case_id as string;
+    const set = (setting: string) =>
+      t.post(
+        '/v1/flaky-tests/set-quarantine-override',
+        { repo: REPO, org_url_slug: 'acme', test_id: id, setting },
+        token,
+      );
+    expect((await set('NEVER_QUARANTINE')).statusCode).toBe(200);
+    const lifted = await read();
+    expect(lifted.quarantined_tests.map((x) => x.test_case_id)).not.toContain(id);
+    expect(lifted.quarantined_tests).toHaveLength(24);
+    expect((await set('ALWAYS_QUARANTINE')).statusCode).toBe(200);
+    const always = (await read()).quarantined_tests.find((x) => x.test_case_id === id);
+    expect(always?.quarantine_setting).toBe('ALWAYS_QUARANTINE');
+    await set('AUTO');
+    // Quarantined again (automatically), from now on.
+    const again = await read();
+    expect(again.quarantined_tests.map((x) => x.test_case_id)).toEqual(
+      before.quarantined_tests.map((x) => x.test_case_id),
+    );
+    expect(again.quarantined_tests[0]?.quarantine_setting).toBe('AUTO_QUARANTINE');
+  });
+
   it('answers one page with empty tokens when everything fits', async () => {
     const res = (await page({ page_size: 100 })).json();
     expect(res.tests).toHaveLength(25);

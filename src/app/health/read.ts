@@ -121,6 +121,12 @@ export async function listUnhealthyTests(
   return { answer: { tests: [...rows], page }, key };
 }
 
+/**
+ * A page of quarantined tests, computed only when asked: the key names the exact answer (the
+ * repository's health_version fixes what the list holds, the verified page token where the page
+ * starts), so the route answers a kept key without reading the list. Only answered tokens are ever
+ * kept: a tampered or foreign token misses and is refused by `answer`.
+ */
 export async function listQuarantinedTests(
   ctx: AppContext,
   caller: Caller,
@@ -128,18 +134,23 @@ export async function listQuarantinedTests(
   body: Scoped & { page_query: PageQuery },
 ) {
   const { repository } = await scope(ctx, caller, body);
-  const { rows, page } = await paginate<TestCaseRow, lists.NameKey>(
-    tokens,
-    ['quarantined', repository.id],
-    body.page_query,
-    {
-      count: () => lists.countQuarantined(ctx.db, repository.id),
-      after: (key, limit) => lists.listQuarantined(ctx.db, repository.id, { after: key }, limit),
-      before: (key, limit) => lists.listQuarantined(ctx.db, repository.id, { before: key }, limit),
-      keyOf: (row): lists.NameKey => ({ name: row.name, id: row.id }),
-    },
-  );
-  return { quarantined_tests: rows.map(quarantinedRecord), page };
+  const version = await healthVersion(ctx.db, repository.id);
+  const key = [repository.id, version, body.page_query.page_size, body.page_query.page_token ?? ''].join('|');
+  const answer = async () => {
+    const { rows, page } = await paginate<TestCaseRow, lists.NameKey>(
+      tokens,
+      ['quarantined', repository.id],
+      body.page_query,
+      {
+        count: () => lists.countQuarantined(ctx.db, repository.id),
+        after: (k, limit) => lists.listQuarantined(ctx.db, repository.id, { after: k }, limit),
+        before: (k, limit) => lists.listQuarantined(ctx.db, repository.id, { before: k }, limit),
+        keyOf: (row): lists.NameKey => ({ name: row.name, id: row.id }),
+      },
+    );
+    return { quarantined_tests: rows.map(quarantinedRecord), page };
+  };
+  return { key, answer };
 }
 
 export async function findTest(

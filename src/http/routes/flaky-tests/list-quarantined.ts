@@ -1,10 +1,13 @@
+import type { Static } from 'typebox';
 import { listQuarantinedTests } from '../../../app/health/read.ts';
+import { AnswerCache } from '../../answer-cache.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
 import { ListQuarantinedBody, QuarantinedPage } from '../../schemas/flaky.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 export function registerListQuarantined(app: Api, { ctx, pageTokens }: RouteDeps): void {
+  const answers = new AnswerCache();
   app.post(
     '/flaky-tests/list-quarantined-tests',
     {
@@ -15,6 +18,16 @@ export function registerListQuarantined(app: Api, { ctx, pageTokens }: RouteDeps
         response: { 200: QuarantinedPage, ...authenticatedErrors },
       },
     },
-    async (request) => listQuarantinedTests(ctx, callerOf(request), pageTokens, request.body),
+    async (request, reply) => {
+      const { key, answer } = await listQuarantinedTests(ctx, callerOf(request), pageTokens, request.body);
+      const json = await answers.json(key, async () => {
+        const checked: Static<typeof QuarantinedPage> = await answer();
+        return reply.serialize(checked) as string;
+      });
+      // A string is sent as it is (Fastify serializes objects only); the types only know objects.
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(json as unknown as Static<typeof QuarantinedPage>);
+    },
   );
 }

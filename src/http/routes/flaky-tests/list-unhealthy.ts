@@ -1,34 +1,10 @@
 import type { Static } from 'typebox';
 import { listUnhealthyTests } from '../../../app/health/read.ts';
+import { AnswerCache } from '../../answer-cache.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
 import { ListUnhealthyBody, UnhealthyPage } from '../../schemas/flaky.ts';
 import type { Api, RouteDeps } from '../../types.ts';
-
-/** Answers kept: up to ~100 KB of JSON each. */
-const MAX_ANSWERS = 64;
-
-/**
- * The JSON of recent answers by their key (listUnhealthyTests: one key, one answer). Serializing a
- * page of 100 records was most of a repeated page's time and garbage (collection pauses in the p99).
- */
-class AnswerCache {
-  readonly #answers = new Map<string, string>();
-
-  get(key: string): string | undefined {
-    const json = this.#answers.get(key);
-    if (json !== undefined) {
-      this.#answers.delete(key);
-      this.#answers.set(key, json);
-    }
-    return json;
-  }
-
-  set(key: string, json: string): void {
-    this.#answers.set(key, json);
-    if (this.#answers.size > MAX_ANSWERS) this.#answers.delete(this.#answers.keys().next().value as string);
-  }
-}
 
 export function registerListUnhealthy(app: Api, { ctx, pageTokens }: RouteDeps): void {
   const answers = new AnswerCache();
@@ -44,17 +20,11 @@ export function registerListUnhealthy(app: Api, { ctx, pageTokens }: RouteDeps):
     },
     async (request, reply) => {
       const { answer, key } = await listUnhealthyTests(ctx, callerOf(request), pageTokens, request.body);
-      let json = answers.get(key);
-      if (json === undefined) {
-        const checked: Static<typeof UnhealthyPage> = answer;
-        // The route's own serializer (its response schema), as Fastify would have used.
-        json = reply.serialize(checked) as string;
-        answers.set(key, json);
-      }
+      const checked: Static<typeof UnhealthyPage> = answer;
+      // The route's own serializer (its response schema), as Fastify would have used.
+      const json = await answers.json(key, async () => reply.serialize(checked) as string);
       // A string is sent as it is (Fastify serializes objects only); the types only know objects.
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(json as unknown as Static<typeof UnhealthyPage>);
+      return reply.type('application/json; charset=utf-8').send(json as unknown as typeof checked);
     },
   );
 }
