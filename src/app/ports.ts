@@ -42,6 +42,11 @@ export type MergeOutcome =
 export interface Forge {
   head(repo: ForgeRepo, branch: string): Promise<string | null>;
   pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null>;
+  /**
+   * What `pullRequest` answers for each of several PRs, read together (the plain-git forge reads all
+   * branch heads with one git process); absent where one by one is as cheap.
+   */
+  pullRequests?(repo: ForgeRepo, numbers: readonly number[]): Promise<Map<number, ForgePullRequest | null>>;
   buildTestBranch(
     repo: ForgeRepo,
     input: { testBranch: string; baseSha: string; prHeads: readonly { number: number; sha: string }[] },

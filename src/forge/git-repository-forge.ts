@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { BuildOutcome, Forge, ForgePullRequest, ForgeRepo, MergeOutcome } from '../app/ports.ts';
 import type { MergeMethod } from '../domain/queue/index.ts';
-import { findPullRequest, setPullRequestState } from '../store/git-prs.ts';
+import { findPullRequest, type GitPullRequestRow, setPullRequestState } from '../store/git-prs.ts';
 import type { Tables } from '../store/schema.ts';
 
 type RequiredStatuses = Awaited<ReturnType<Forge['requiredStatuses']>>;
@@ -77,10 +77,47 @@ export class GitRepositoryForge implements Forge {
     if (row === undefined || !(await this.#exists(repo))) return null;
     const headSha = await this.git.head(repo, row.head_branch);
     if (headSha === null) return null;
-    const target = await this.git.head(repo, row.base_branch);
+    return this.#record(repo, row, headSha, await this.git.head(repo, row.base_branch));
+  }
+
+  /**
+   * Several pull requests, their branches read with one git process: what `pullRequest` answers for
+   * each. A PR whose head branch is not among them (deleted, or not a plain commit) is left to
+   * `pullRequest` itself.
+   */
+  async pullRequests(
+    repo: ForgeRepo,
+    numbers: readonly number[],
+  ): Promise<Map<number, ForgePullRequest | null>> {
+    const out = new Map<number, ForgePullRequest | null>();
+    if (numbers.length === 0) return out;
+    if (!(await this.#exists(repo))) {
+      for (const number of numbers) out.set(number, null);
+      return out;
+    }
+    const heads = await this.git.commitBranches(repo);
+    for (const number of numbers) {
+      const row = await findPullRequest(this.#db, repo.id, number);
+      const headSha = row === undefined ? undefined : heads.get(row.head_branch);
+      if (row === undefined) out.set(number, null);
+      else if (headSha === undefined) out.set(number, await this.pullRequest(repo, number));
+      else {
+        const target = heads.get(row.base_branch) ?? (await this.git.head(repo, row.base_branch));
+        out.set(number, await this.#record(repo, row, headSha, target));
+      }
+    }
+    return out;
+  }
+
+  async #record(
+    repo: ForgeRepo,
+    row: GitPullRequestRow,
+    headSha: string,
+    target: string | null,
+  ): Promise<ForgePullRequest> {
     const baseSha = target === null ? headSha : ((await this.git.mergeBase(repo, target, headSha)) ?? target);
     return {
-      number,
+      number: row.number,
       title: row.title,
       author: row.author,
       headSha,

@@ -39,6 +39,16 @@ export class RoutingForge implements Forge {
   pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null> {
     return this.forgeOf(repo).pullRequest(repo, number);
   }
+  async pullRequests(
+    repo: ForgeRepo,
+    numbers: readonly number[],
+  ): Promise<Map<number, ForgePullRequest | null>> {
+    const forge = this.forgeOf(repo);
+    if (forge.pullRequests !== undefined) return forge.pullRequests(repo, numbers);
+    const out = new Map<number, ForgePullRequest | null>();
+    for (const number of numbers) out.set(number, await forge.pullRequest(repo, number));
+    return out;
+  }
   buildTestBranch(
     repo: ForgeRepo,
     input: { testBranch: string; baseSha: string; prHeads: readonly { number: number; sha: string }[] },

@@ -163,11 +163,24 @@ export class QueueRunner {
     if (head !== null && head !== state.targetHead && state.merging === null) {
       await this.#apply(queueId, { type: 'target_moved', sha: head });
     }
-    for (const entry of Object.values(state.prs)) {
-      // The PR being merged is left to its merge action: after a crash the forge may already call it
-      // merged, and the repeated (idempotent) merge reports that, rather than a spurious cancel first.
-      if (isTerminal(entry.state) || state.merging?.prNumber === entry.number) continue;
-      const pr = await this.#forge.pullRequest(repo, entry.number);
+    // The PR being merged is left to its merge action: after a crash the forge may already call it
+    // merged, and the repeated (idempotent) merge reports that, rather than a spurious cancel first.
+    const watched = Object.values(state.prs).filter(
+      (entry) => !isTerminal(entry.state) && state.merging?.prNumber !== entry.number,
+    );
+    // All at once where the forge can (one git process for every head), else one by one.
+    const read =
+      this.#forge.pullRequests === undefined
+        ? undefined
+        : await this.#forge.pullRequests(
+            repo,
+            watched.map((entry) => entry.number),
+          );
+    for (const entry of watched) {
+      const pr =
+        read === undefined
+          ? await this.#forge.pullRequest(repo, entry.number)
+          : (read.get(entry.number) ?? null);
       if (pr === null || pr.state !== 'open') {
         await this.#apply(queueId, {
           type: 'pr_cancelled',

@@ -165,6 +165,29 @@ describe('merge-queue behaviours on a real git repository', () => {
     expect(s.history()).toEqual(['Change b (#2)', 'Initial commit']);
   });
 
+  it('reads queued PRs all at once exactly as one by one: moved, deleted, unknown', async () => {
+    s = await GitScenario.create();
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.openPr(2, { 'b.txt': 'b\n' }, 'Add b');
+    await s.openPr(3, { 'c.txt': 'c\n' }, 'Add c');
+    s.pushToMain({ 'm.txt': 'm\n' }, 'Main moves on');
+    s.git('push', '-q', 'origin', '--delete', 'feature-3');
+    const db = s.t.db.database.db;
+    const row = await db.selectFrom('repositories').selectAll().executeTakeFirstOrThrow();
+    const repo = { id: row.id, host: row.host, owner: row.owner, name: row.name };
+    const forge = new GitRepositoryForge({ root: s.t.config.gitRoot, db });
+    const numbers = [1, 2, 3, 99];
+    const together = await forge.pullRequests(repo, numbers);
+    const single = new Map(
+      await Promise.all(numbers.map(async (n) => [n, await forge.pullRequest(repo, n)] as const)),
+    );
+    expect(together).toEqual(single);
+    expect(together.get(1)?.headSha).toMatch(/^[0-9a-f]{40}$/);
+    expect(together.get(1)?.baseSha).not.toBe(together.get(1)?.headSha);
+    expect(together.get(3)).toBeNull();
+    expect(together.get(99)).toBeNull();
+  });
+
   it('one runner drives a queue at a time; another takes over once the lease of a dead one expires', async () => {
     s = await GitScenario.create({ directMergeMode: 'off' });
     await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');

@@ -13,6 +13,7 @@ import {
   type BranchHead,
   branchHead,
   casBranch,
+  commitBranches,
   deleteBranch,
   ensureRepository,
   listBranches,
@@ -105,6 +106,11 @@ export class GitForge {
   /** Delete a branch; an absent branch is fine. */
   async deleteBranch(repo: RepoId, branch: string): Promise<void> {
     return deleteBranch(this.context(repo), branch);
+  }
+
+  /** Every branch pointing at a commit, by name, read at once. */
+  async commitBranches(repo: RepoId): Promise<Map<string, string>> {
+    return commitBranches(this.context(repo));
   }
 
   /** Branches whose names start with prefix (e.g. "trunk-merge/"), for sweeping stale test branches. */

@@ -132,6 +132,25 @@ export async function deleteBranch(ctx: GitContext, branch: string): Promise<voi
   await runGit(ctx, ['update-ref', '-m', 'mainline', '-d', await branchRef(ctx, branch)]);
 }
 
+/**
+ * Every branch that points at a commit, by name, from one git process (the queue runner compares
+ * all queued PRs' heads at once). Branches pointing at anything else are left out.
+ */
+export async function commitBranches(ctx: GitContext): Promise<Map<string, string>> {
+  const out = await gitOut(ctx, [
+    'for-each-ref',
+    '--format=%(objecttype) %(objectname) %(refname)',
+    'refs/heads/',
+  ]);
+  const heads = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const [type, sha, ref] = line.split(' ', 3);
+    if (type === 'commit' && sha !== undefined && ref?.startsWith('refs/heads/'))
+      heads.set(ref.slice('refs/heads/'.length), sha);
+  }
+  return heads;
+}
+
 /** Branches whose name starts with prefix (plain string prefix, not a glob), sorted by name. */
 export async function listBranches(ctx: GitContext, prefix: string): Promise<BranchHead[]> {
   const out = await gitOut(ctx, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/']);
