@@ -162,27 +162,57 @@ export async function prsImpacted(
   return counts;
 }
 
-/** Attempts that ran (passed or failed) and failed, since `since`, for one test. */
-export async function attemptCounts(
+/** Attempts that ran (passed or failed) and failed, per test, since each of two times. */
+export interface RunCounts {
+  ran: number;
+  failed: number;
+}
+
+/**
+ * For each test: its attempts that ran and failed since `since` and since `recent` (≥ since), read
+ * for all the tests at once (one grouped query per attempt table, by their (test_case_id, at) keys).
+ * Tests without attempts are absent.
+ */
+export async function attemptCountsOf(
   db: Queryable,
-  testId: string,
+  testIds: readonly string[],
   since: number,
-): Promise<{ ran: number; failed: number }> {
-  const failures = await db
-    .selectFrom('test_results')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('test_case_id', '=', testId)
-    .where('at', '>=', since)
-    .where('outcome', '=', 'failed')
-    .executeTakeFirstOrThrow();
-  const passes = await db
-    .selectFrom('test_passes')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('test_case_id', '=', testId)
-    .where('at', '>=', since)
-    .executeTakeFirstOrThrow();
-  const failed = Number(failures.n);
-  return { ran: failed + Number(passes.n), failed };
+  recent: number,
+): Promise<Map<string, { since: RunCounts; recent: RunCounts }>> {
+  const out = new Map<string, { since: RunCounts; recent: RunCounts }>();
+  const entry = (id: string) => {
+    let e = out.get(id);
+    if (e === undefined) {
+      e = { since: { ran: 0, failed: 0 }, recent: { ran: 0, failed: 0 } };
+      out.set(id, e);
+    }
+    return e;
+  };
+  for (const part of chunked(testIds, 400)) {
+    const { rows: failures } = await sql<{ id: string; n: number; r: number }>`
+      select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
+      from test_results
+      where test_case_id in (${sql.join(part)}) and at >= ${since} and outcome = 'failed'
+      group by test_case_id`.execute(db);
+    for (const f of failures) {
+      const e = entry(f.id);
+      e.since.failed += Number(f.n);
+      e.since.ran += Number(f.n);
+      e.recent.failed += Number(f.r ?? 0);
+      e.recent.ran += Number(f.r ?? 0);
+    }
+    const { rows: passes } = await sql<{ id: string; n: number; r: number }>`
+      select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
+      from test_passes
+      where test_case_id in (${sql.join(part)}) and at >= ${since}
+      group by test_case_id`.execute(db);
+    for (const p of passes) {
+      const e = entry(p.id);
+      e.since.ran += Number(p.n);
+      e.recent.ran += Number(p.r ?? 0);
+    }
+  }
+  return out;
 }
 
 export interface FailureGroupRow {
@@ -192,36 +222,52 @@ export interface FailureGroupRow {
   last_at: number;
 }
 
-/** A test's failures since `since`, grouped by fingerprint, most frequent first. */
-export async function failureGroups(
+/**
+ * Each test's failures since `since`, grouped by fingerprint, most frequent first (then the most
+ * recent, then by fingerprint), at most `limit` groups per test; read for all the tests at once.
+ */
+export async function failureGroupsOf(
   db: Queryable,
-  testId: string,
+  testIds: readonly string[],
   since: number,
   limit: number,
-): Promise<FailureGroupRow[]> {
-  const rows = await db
-    .selectFrom('test_results')
-    .select((eb) => [
-      'failure_fingerprint as fingerprint',
-      eb.fn.min('failure_summary').as('summary'),
-      eb.fn.countAll<number>().as('occurrences'),
-      eb.fn.max('at').as('last_at'),
-    ])
-    .where('test_case_id', '=', testId)
-    .where('outcome', '=', 'failed')
-    .where('at', '>=', since)
-    .groupBy('failure_fingerprint')
-    .orderBy('occurrences', 'desc')
-    .orderBy('last_at', 'desc')
-    .orderBy('failure_fingerprint')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({
-    fingerprint: r.fingerprint ?? '',
-    summary: r.summary ?? '',
-    occurrences: Number(r.occurrences),
-    last_at: Number(r.last_at),
-  }));
+): Promise<Map<string, FailureGroupRow[]>> {
+  const out = new Map<string, FailureGroupRow[]>();
+  for (const part of chunked(testIds, 400)) {
+    const { rows } = await sql<{
+      id: string;
+      fingerprint: string | null;
+      summary: string | null;
+      occurrences: number;
+      last_at: number;
+    }>`
+      select test_case_id as id, failure_fingerprint as fingerprint, min(failure_summary) as summary,
+        count(*) as occurrences, max(at) as last_at
+      from test_results
+      where test_case_id in (${sql.join(part)}) and outcome = 'failed' and at >= ${since}
+      group by test_case_id, failure_fingerprint`.execute(db);
+    for (const r of rows) {
+      const group = {
+        fingerprint: r.fingerprint ?? '',
+        summary: r.summary ?? '',
+        occurrences: Number(r.occurrences),
+        last_at: Number(r.last_at),
+      };
+      const groups = out.get(r.id);
+      if (groups === undefined) out.set(r.id, [group]);
+      else groups.push(group);
+    }
+  }
+  for (const [id, groups] of out) {
+    groups.sort(
+      (a, b) =>
+        b.occurrences - a.occurrences ||
+        b.last_at - a.last_at ||
+        (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
+    );
+    out.set(id, groups.slice(0, limit));
+  }
+  return out;
 }
 
 /** Serializes writers of one repository's test health across replicas (PostgreSQL); SQLite has one writer anyway. */

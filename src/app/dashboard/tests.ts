@@ -13,7 +13,7 @@ import {
 } from '../../store/dashboard.ts';
 import { listEvents, type TestCaseEventRow } from '../../store/events.ts';
 import { listQueues } from '../../store/queues.ts';
-import { attemptCounts, failureGroups } from '../../store/results.ts';
+import { attemptCountsOf, failureGroupsOf } from '../../store/results.ts';
 import type { TestCaseRow } from '../../store/test-cases.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findTest } from '../health/read.ts';
@@ -110,9 +110,14 @@ export async function testPage(
   const repository = await findRepository(ctx.db, caller, ref);
   const test = await findTest(ctx, repository, testId.toLowerCase());
   const now = ctx.now();
-  const failureRate24h = await attemptCounts(ctx.db, test.id, now - 24 * HOUR_MS);
-  const failureRate7d = await attemptCounts(ctx.db, test.id, now - 7 * DAY_MS);
-  const groups = await failureGroups(ctx.db, test.id, now - FAILURE_WINDOW_MS, FAILURE_GROUPS_SHOWN);
+  const counts = (await attemptCountsOf(ctx.db, [test.id], now - 7 * DAY_MS, now - 24 * HOUR_MS)).get(
+    test.id,
+  );
+  const failureRate24h = counts?.recent ?? { ran: 0, failed: 0 };
+  const failureRate7d = counts?.since ?? { ran: 0, failed: 0 };
+  const groups =
+    (await failureGroupsOf(ctx.db, [test.id], now - FAILURE_WINDOW_MS, FAILURE_GROUPS_SHOWN)).get(test.id) ??
+    [];
   const failures: FailureGroup[] = [];
   for (const g of groups) {
     failures.push({

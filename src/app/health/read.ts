@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
 import { healthVersion } from '../../store/repos.ts';
-import { attemptCounts, failureGroups } from '../../store/results.ts';
+import { attemptCountsOf, failureGroupsOf, type RunCounts } from '../../store/results.ts';
 import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import * as lists from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -39,33 +39,37 @@ async function scope(
   return { repository, links: { publicUrl: ctx.config.publicUrl, orgSlug: caller.orgSlug, repository } };
 }
 
-function rate(counts: { ran: number; failed: number }): number {
-  return counts.ran === 0 ? 0 : counts.failed / counts.ran;
+function rate(counts: RunCounts | undefined): number {
+  return counts === undefined || counts.ran === 0 ? 0 : counts.failed / counts.ran;
 }
 
 /** The detailed record: the unhealthy record plus failure rates and the most common failures, read live. */
-export function detailedRecord(ctx: AppContext, row: lists.RecordRow, links: LinkBase) {
-  return detailedWith(ctx, row, recordLinks(links));
+export async function detailedRecord(ctx: AppContext, row: lists.RecordRow, links: LinkBase) {
+  const [record] = await detailedRecords(ctx, [row], recordLinks(links));
+  return record as NonNullable<typeof record>;
 }
 
-/** detailedRecord with the links built once for a whole page. */
-async function detailedWith(ctx: AppContext, row: lists.RecordRow, links: RecordLinks) {
+/** Detailed records of a page of tests: their rates and failure groups read for the whole page at once. */
+async function detailedRecords(ctx: AppContext, rows: readonly lists.RecordRow[], links: RecordLinks) {
   const now = ctx.now();
-  const [week, day, groups] = await Promise.all([
-    attemptCounts(ctx.db, row.id, now - 7 * DAY_MS),
-    attemptCounts(ctx.db, row.id, now - 24 * HOUR_MS),
-    failureGroups(ctx.db, row.id, now - FAILURE_GROUP_WINDOW_MS, FAILURE_GROUPS_SHOWN),
+  const ids = rows.map((r) => r.id);
+  const [counts, groups] = await Promise.all([
+    attemptCountsOf(ctx.db, ids, now - 7 * DAY_MS, now - 24 * HOUR_MS),
+    failureGroupsOf(ctx.db, ids, now - FAILURE_GROUP_WINDOW_MS, FAILURE_GROUPS_SHOWN),
   ]);
-  return {
-    ...unhealthyRecord(row, links),
-    most_common_failures: groups.map((g) => ({
-      summary: g.summary,
-      occurrence_count: g.occurrences,
-      last_occurrence: new Date(g.last_at).toISOString(),
-    })),
-    failure_rate_last_7d: rate(week),
-    failure_rate_last_24h: rate(day),
-  };
+  return rows.map((row) => {
+    const rates = counts.get(row.id);
+    return {
+      ...unhealthyRecord(row, links),
+      most_common_failures: (groups.get(row.id) ?? []).map((g) => ({
+        summary: g.summary,
+        occurrence_count: g.occurrences,
+        last_occurrence: new Date(g.last_at).toISOString(),
+      })),
+      failure_rate_last_7d: rate(rates?.since),
+      failure_rate_last_24h: rate(rates?.recent),
+    };
+  });
 }
 
 /**
@@ -229,6 +233,5 @@ export async function listFailingTests(
     },
     ctx.now(),
   );
-  const shared = recordLinks(links);
-  return { tests: await Promise.all(rows.map((r) => detailedWith(ctx, r, shared))), page };
+  return { tests: await detailedRecords(ctx, rows, recordLinks(links)), page };
 }
