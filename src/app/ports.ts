@@ -85,6 +85,18 @@ export interface Forge {
   closePullRequest?(repo: ForgeRepo, number: number): Promise<void>;
 }
 
+/** Several PRs as `forge.pullRequests` reads them together, or one by one where it cannot. */
+export async function pullRequestsOf(
+  forge: Forge,
+  repo: ForgeRepo,
+  numbers: readonly number[],
+): Promise<Map<number, ForgePullRequest | null>> {
+  if (forge.pullRequests !== undefined) return forge.pullRequests(repo, numbers);
+  const out = new Map<number, ForgePullRequest | null>();
+  for (const number of numbers) out.set(number, await forge.pullRequest(repo, number));
+  return out;
+}
+
 export interface PrStateReport {
   prNumber: number;
   headSha: string;

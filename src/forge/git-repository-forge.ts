@@ -99,12 +99,12 @@ export class GitRepositoryForge implements Forge {
     for (const number of numbers) {
       const row = await findPullRequest(this.#db, repo.id, number);
       const headSha = row === undefined ? undefined : heads.get(row.head_branch);
-      if (row === undefined) out.set(number, null);
-      else if (headSha === undefined) out.set(number, await this.pullRequest(repo, number));
-      else {
-        const target = heads.get(row.base_branch) ?? (await this.git.head(repo, row.base_branch));
-        out.set(number, await this.#record(repo, row, headSha, target));
+      if (row === undefined || headSha === undefined) {
+        out.set(number, row === undefined ? null : await this.pullRequest(repo, number));
+        continue;
       }
+      const target = heads.get(row.base_branch) ?? (await this.git.head(repo, row.base_branch));
+      out.set(number, await this.#record(repo, row, headSha, target));
     }
     return out;
   }

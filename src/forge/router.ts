@@ -1,10 +1,11 @@
-import type {
-  BuildOutcome,
-  Forge,
-  ForgePullRequest,
-  ForgeRepo,
-  MergeOutcome,
-  PrStateReport,
+import {
+  type BuildOutcome,
+  type Forge,
+  type ForgePullRequest,
+  type ForgeRepo,
+  type MergeOutcome,
+  type PrStateReport,
+  pullRequestsOf,
 } from '../app/ports.ts';
 import type { Config } from '../config.ts';
 import type { MergeMethod } from '../domain/queue/index.ts';
@@ -39,15 +40,8 @@ export class RoutingForge implements Forge {
   pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null> {
     return this.forgeOf(repo).pullRequest(repo, number);
   }
-  async pullRequests(
-    repo: ForgeRepo,
-    numbers: readonly number[],
-  ): Promise<Map<number, ForgePullRequest | null>> {
-    const forge = this.forgeOf(repo);
-    if (forge.pullRequests !== undefined) return forge.pullRequests(repo, numbers);
-    const out = new Map<number, ForgePullRequest | null>();
-    for (const number of numbers) out.set(number, await forge.pullRequest(repo, number));
-    return out;
+  pullRequests(repo: ForgeRepo, numbers: readonly number[]): Promise<Map<number, ForgePullRequest | null>> {
+    return pullRequestsOf(this.forgeOf(repo), repo, numbers);
   }
   buildTestBranch(
     repo: ForgeRepo,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../app/context.ts';
-import type { Forge, ForgeRepo } from '../app/ports.ts';
+import { type Forge, type ForgeRepo, pullRequestsOf } from '../app/ports.ts';
 import { applyEvent, discoveredEvent, loadState } from '../app/queue/apply.ts';
 import { deliverStatuses } from '../app/queue/git-api.ts';
 import { flakeProtectionNote } from '../app/queue/prs.ts';
@@ -169,18 +169,13 @@ export class QueueRunner {
       (entry) => !isTerminal(entry.state) && state.merging?.prNumber !== entry.number,
     );
     // All at once where the forge can (one git process for every head), else one by one.
-    const read =
-      this.#forge.pullRequests === undefined
-        ? undefined
-        : await this.#forge.pullRequests(
-            repo,
-            watched.map((entry) => entry.number),
-          );
+    const read = await pullRequestsOf(
+      this.#forge,
+      repo,
+      watched.map((entry) => entry.number),
+    );
     for (const entry of watched) {
-      const pr =
-        read === undefined
-          ? await this.#forge.pullRequest(repo, entry.number)
-          : (read.get(entry.number) ?? null);
+      const pr = read.get(entry.number) ?? null;
       if (pr === null || pr.state !== 'open') {
         await this.#apply(queueId, {
           type: 'pr_cancelled',

@@ -188,28 +188,29 @@ export async function attemptCountsOf(
     }
     return e;
   };
+  // Failed attempts count as run and failed; passes as run only.
+  const tables = [
+    { from: sql`test_results`, only: sql`and outcome = 'failed'`, failed: true },
+    { from: sql`test_passes`, only: sql``, failed: false },
+  ];
   for (const part of chunked(testIds, 400)) {
-    const { rows: failures } = await sql<{ id: string; n: number; r: number }>`
-      select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
-      from test_results
-      where test_case_id in (${sql.join(part)}) and at >= ${since} and outcome = 'failed'
-      group by test_case_id`.execute(db);
-    for (const f of failures) {
-      const e = entry(f.id);
-      e.since.failed += Number(f.n);
-      e.since.ran += Number(f.n);
-      e.recent.failed += Number(f.r ?? 0);
-      e.recent.ran += Number(f.r ?? 0);
-    }
-    const { rows: passes } = await sql<{ id: string; n: number; r: number }>`
-      select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
-      from test_passes
-      where test_case_id in (${sql.join(part)}) and at >= ${since}
-      group by test_case_id`.execute(db);
-    for (const p of passes) {
-      const e = entry(p.id);
-      e.since.ran += Number(p.n);
-      e.recent.ran += Number(p.r ?? 0);
+    for (const table of tables) {
+      const { rows } = await sql<{ id: string; n: number; r: number }>`
+        select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
+        from ${table.from}
+        where test_case_id in (${sql.join(part)}) and at >= ${since} ${table.only}
+        group by test_case_id`.execute(db);
+      for (const row of rows) {
+        const e = entry(row.id);
+        const n = Number(row.n);
+        const r = Number(row.r ?? 0);
+        e.since.ran += n;
+        e.recent.ran += r;
+        if (table.failed) {
+          e.since.failed += n;
+          e.recent.failed += r;
+        }
+      }
     }
   }
   return out;

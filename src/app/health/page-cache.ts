@@ -5,13 +5,16 @@
 // costs the version lookup instead of 100 joined rows and records built again (less garbage, fewer
 // collection pauses in the tail). Checked against the database's version on every read, so
 // replicas sharing one PostgreSQL stay exact. Records are shared between answers: never changed.
+import { Lru } from '../lru.ts';
 import { perDatabase } from '../per-database.ts';
 import type { unhealthyRecord } from './records.ts';
 
 export class PageCache<R> {
-  readonly #pages = new Map<string, { version: number; records: readonly R[] }>();
+  readonly #pages: Lru<{ version: number; records: readonly R[] }>;
 
-  constructor(private readonly maxPages: number) {}
+  constructor(maxPages: number) {
+    this.#pages = new Lru(maxPages);
+  }
 
   /**
    * The records of page `key` at `version` (read before calling: records loaded after it are at
@@ -19,16 +22,9 @@ export class PageCache<R> {
    */
   async page(key: string, version: number, load: () => Promise<R[]>): Promise<readonly R[]> {
     const held = this.#pages.get(key);
-    if (held !== undefined) {
-      this.#pages.delete(key);
-      if (held.version === version) {
-        this.#pages.set(key, held);
-        return held.records;
-      }
-    }
+    if (held !== undefined && held.version === version) return held.records;
     const records = await load();
     this.#pages.set(key, { version, records });
-    if (this.#pages.size > this.maxPages) this.#pages.delete(this.#pages.keys().next().value as string);
     return records;
   }
 }

@@ -42,9 +42,13 @@ export class TestIdMemo {
 
   id(identity: IdentityContext, a: JunitAttempt): string {
     const custom = a.customId ?? null;
-    const byName = custom === null ? this.#namesFor(identity, a).plain : this.#namesFor(identity, a).custom;
+    const byName = () => {
+      const names = this.#namesFor(identity, a);
+      return custom === null ? names.plain : names.custom;
+    };
     const name = custom === null ? a.name : key([custom, a.name]);
-    const known = byName.get(name);
+    let ids = byName();
+    const known = ids.get(name);
     if (known !== undefined) return known;
     const id = testCaseId({
       orgSlug: identity.orgSlug,
@@ -56,10 +60,12 @@ export class TestIdMemo {
       customId: a.customId,
       variant: identity.variant,
     });
-    if (this.#size >= this.max) this.clear();
-    // After a clear the prefix's maps are new ones: look them up again.
-    const names = this.#namesFor(identity, a);
-    (custom === null ? names.plain : names.custom).set(name, id);
+    if (this.#size >= this.max) {
+      this.clear();
+      // The prefix's maps are new ones now.
+      ids = byName();
+    }
+    ids.set(name, id);
     this.#size++;
     return id;
   }

@@ -3,9 +3,8 @@
 
 const ANSI_ESCAPE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, 'g');
 
-/** The guard of the masks that need a digit (checked with a pattern, not as a substring). */
-export const DIGIT = '0-9';
-const HAS_DIGIT = /\d/;
+/** The guard of the masks that need a digit. */
+const DIGIT = /\d/;
 
 /** A file name worth keeping after its directory is masked: `sum.test.ts`, `db.sqlite`. */
 const KEPT_FILE_NAME = /^[A-Za-z_][\w.-]*\.[A-Za-z]{1,6}$/;
@@ -18,11 +17,11 @@ function maskPath(path: string): string {
 
 /**
  * Ordered: earlier masks protect text that later, broader ones would cut up. Each mask has a guard:
- * a substring its pattern cannot match without, so a line without it skips the pattern (a cheap
- * scan instead of a regular expression run; the result is the same). Each guard is checked on the
- * line as the earlier masks left it.
+ * a substring (or, for digits, a character class) its pattern cannot match without, so a line
+ * without it skips the pattern (a cheap scan instead of a regular expression run; the result is
+ * the same). Each guard is checked on the line as the earlier masks left it.
  */
-export const MASKS: readonly [guard: string, RegExp, (match: string) => string][] = [
+export const MASKS: readonly [guard: string | RegExp, RegExp, (match: string) => string][] = [
   // URLs, before paths and ports: http://127.0.0.1:54321/api/v1
   ['://', /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>()]+/gi, () => '<url>'],
   // ISO dates and timestamps: 2026-01-05, 2026-01-05T12:00:00.123Z, 2026-01-05 12:00:00+02:00
@@ -59,7 +58,7 @@ export function stripAnsi(text: string): string {
 export function normaliseLine(line: string): string {
   let result = line.includes('\u001b') ? stripAnsi(line) : line;
   for (const [guard, pattern, mask] of MASKS) {
-    const possible = guard === DIGIT ? HAS_DIGIT.test(result) : result.includes(guard);
+    const possible = typeof guard === 'string' ? result.includes(guard) : guard.test(result);
     if (possible) result = result.replace(pattern, mask);
   }
   return result.replace(/\s+/g, ' ').trim();

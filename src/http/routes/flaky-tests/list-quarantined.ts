@@ -20,14 +20,7 @@ export function registerListQuarantined(app: Api, { ctx, pageTokens }: RouteDeps
     },
     async (request, reply) => {
       const { key, answer } = await listQuarantinedTests(ctx, callerOf(request), pageTokens, request.body);
-      const json = await answers.json(key, async () => {
-        const checked: Static<typeof QuarantinedPage> = await answer();
-        return reply.serialize(checked) as string;
-      });
-      // A string is sent as it is (Fastify serializes objects only); the types only know objects.
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(json as unknown as Static<typeof QuarantinedPage>);
+      return answers.send(reply, key, async (): Promise<Static<typeof QuarantinedPage>> => answer());
     },
   );
 }

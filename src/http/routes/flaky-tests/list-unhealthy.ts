@@ -21,10 +21,7 @@ export function registerListUnhealthy(app: Api, { ctx, pageTokens }: RouteDeps):
     async (request, reply) => {
       const { answer, key } = await listUnhealthyTests(ctx, callerOf(request), pageTokens, request.body);
       const checked: Static<typeof UnhealthyPage> = answer;
-      // The route's own serializer (its response schema), as Fastify would have used.
-      const json = await answers.json(key, async () => reply.serialize(checked) as string);
-      // A string is sent as it is (Fastify serializes objects only); the types only know objects.
-      return reply.type('application/json; charset=utf-8').send(json as unknown as typeof checked);
+      return answers.send(reply, key, async () => checked);
     },
   );
 }

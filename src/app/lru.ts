@@ -1,0 +1,24 @@
+// A map that keeps its `max` most recently used entries: what the per-process caches of read answers
+// (page records, answers' JSON) are kept in.
+export class Lru<V> {
+  readonly #entries = new Map<string, V>();
+
+  constructor(private readonly max: number) {}
+
+  /** The entry, marked as the most recently used. */
+  get(key: string): V | undefined {
+    const value = this.#entries.get(key);
+    if (value !== undefined) {
+      this.#entries.delete(key);
+      this.#entries.set(key, value);
+    }
+    return value;
+  }
+
+  /** Keeps the entry, dropping the least recently used one beyond `max`. */
+  set(key: string, value: V): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value as string);
+  }
+}
