@@ -23,6 +23,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /** Largest accepted test-report file in bytes, after decompression (MAINLINE_MAX_FILE_BYTES). */
   readonly maxFileBytes: number;
+  /** Test attempts one upload's files may hold together (MAINLINE_MAX_UPLOAD_ATTEMPTS). */
+  readonly maxUploadAttempts: number;
   /** Threads that parse uploaded JUnit files; 0 parses on the request thread (MAINLINE_PARSE_THREADS). */
   readonly parseThreads: number;
   /** Uploads ingested at once; later ones wait for a turn (MAINLINE_INGEST_CONCURRENCY). */
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ),
     bodyLimitBytes: readInt(env, 'MAINLINE_BODY_LIMIT', 20 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
+    maxUploadAttempts: readInt(env, 'MAINLINE_MAX_UPLOAD_ATTEMPTS', 500_000, 1, 100_000_000),
     parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 1, 0, 64),
     ingestConcurrency: readInt(env, 'MAINLINE_INGEST_CONCURRENCY', 2, 1, 64),
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),

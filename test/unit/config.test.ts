@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       healthSweepSeconds: 600,
       parseThreads: 1,
       ingestConcurrency: 2,
+      maxUploadAttempts: 500_000,
     });
   });
 
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
         MAINLINE_METRICS_TOKEN: 'scrape',
         MAINLINE_SHUTDOWN_TIMEOUT: '3',
         MAINLINE_MAX_FILE_BYTES: '2048',
+        MAINLINE_MAX_UPLOAD_ATTEMPTS: '1000',
         MAINLINE_PARSE_THREADS: '0',
         MAINLINE_INGEST_CONCURRENCY: '5',
         MAINLINE_HEALTH_SWEEP_SECONDS: '0',
@@ -59,6 +61,7 @@ describe('loadConfig', () => {
       metricsToken: 'scrape',
       shutdownTimeoutSeconds: 3,
       maxFileBytes: 2048,
+      maxUploadAttempts: 1000,
       parseThreads: 0,
       ingestConcurrency: 5,
       healthSweepSeconds: 0,
@@ -87,6 +90,10 @@ describe('loadConfig', () => {
     [
       { MAINLINE_INGEST_CONCURRENCY: '0' },
       'MAINLINE_INGEST_CONCURRENCY must be a whole number from 1 to 64, got "0"',
+    ],
+    [
+      { MAINLINE_MAX_UPLOAD_ATTEMPTS: '0' },
+      'MAINLINE_MAX_UPLOAD_ATTEMPTS must be a whole number from 1 to 100000000, got "0"',
     ],
     [{ MAINLINE_PUBLIC_URL: 'mainline.local' }, 'MAINLINE_PUBLIC_URL must be an http:// or https:// URL'],
     [{ MAINLINE_GITHUB_WEBHOOK_SECRET: 's' }, 'GitHub settings need credentials'],

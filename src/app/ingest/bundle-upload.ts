@@ -13,7 +13,7 @@ import { checkOrgSlug, type RepoRef } from '../repositories.ts';
 import type { UrlSigner } from '../url-signer.ts';
 import type { IngestGate } from './gate.ts';
 import { ingestUpload, likelyIdentity, type UploadMeta } from './ingest.ts';
-import type { ParsedFile } from './parse-file.ts';
+import { type ParsedFile, UploadAttempts } from './parse-file.ts';
 import type { ParseJunit } from './parser-pool.ts';
 import type { UploadResult } from './result.ts';
 
@@ -123,10 +123,18 @@ async function ingestBundle(
   };
   const identity = await likelyIdentity(ctx, caller, meta);
   const files: ParsedFile[] = [];
-  for (const f of bundle.files)
-    files.push(
-      await input.parseJunit(f.originalPath ?? f.name, once(f.bytes), ctx.config.maxFileBytes, identity),
+  const held = new UploadAttempts(ctx.config.maxUploadAttempts);
+  for (const f of bundle.files) {
+    const name = f.originalPath ?? f.name;
+    const parsed = await input.parseJunit(
+      name,
+      once(f.bytes),
+      ctx.config.maxFileBytes,
+      identity,
+      held.budget(),
     );
+    files.push(held.add(parsed));
+  }
   const result = await ingestUpload(ctx, caller, meta, files, 'bundle');
   if (row.consumed_at === null) await markBundleConsumed(ctx.db, row.id, result.upload_id, ctx.now());
   return result;

@@ -5,7 +5,7 @@
 import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { keyOrder } from './key-order.ts';
-import { type ParsedFile, parseJunitFile } from './parse-file.ts';
+import { type AttemptBudget, type ParsedFile, parseJunitFile } from './parse-file.ts';
 import { TestIdMemo } from './test-id-memo.ts';
 
 /** Everything besides the attempt itself that goes into a test id. */
@@ -59,6 +59,7 @@ export async function parseAndDerive(
   source: AsyncIterable<Uint8Array>,
   maxBytes: number,
   identity: IdentityContext | undefined,
+  budget?: AttemptBudget,
 ): Promise<ParsedFile> {
-  return deriveFile(await parseJunitFile(name, source, maxBytes), identity);
+  return deriveFile(await parseJunitFile(name, source, maxBytes, budget), identity);
 }

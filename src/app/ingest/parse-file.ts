@@ -1,6 +1,11 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { createJunitParser, type JunitAttempt, type JunitFileSummary } from '../../domain/junit/index.ts';
+import {
+  createJunitParser,
+  DEFAULT_JUNIT_LIMITS,
+  type JunitAttempt,
+  type JunitFileSummary,
+} from '../../domain/junit/index.ts';
 import type { FailureFacts, IdentityContext } from './derive.ts';
 
 /** One uploaded file after parsing: its attempts are kept only when the file is ok. */
@@ -19,6 +24,34 @@ export interface ParsedFile {
     readonly testIds: readonly string[];
     readonly order: Int32Array;
   };
+}
+
+/** How many more attempts the upload a file belongs to may hold, and its limit. */
+export interface AttemptBudget {
+  readonly left: number;
+  readonly limit: number;
+}
+
+/**
+ * The attempts one upload's files may hold together (MAINLINE_MAX_UPLOAD_ATTEMPTS): parsed
+ * attempts stay in memory until the upload is stored, so a request of many large files must not
+ * take them all. A file that would go past the limit gets a per-file error; the others still ingest.
+ */
+export class UploadAttempts {
+  #held = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** What the next file may add. */
+  budget(): AttemptBudget {
+    return { left: Math.max(0, this.limit - this.#held), limit: this.limit };
+  }
+
+  /** Counts a parsed file's attempts (a rejected file holds none) and returns it. */
+  add(file: ParsedFile): ParsedFile {
+    this.#held += file.attempts.length;
+    return file;
+  }
 }
 
 const EMPTY_COUNTS = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };
@@ -56,18 +89,27 @@ async function* plainBytes(source: AsyncIterable<Uint8Array>, maxBytes: number):
 /**
  * Streams one JUnit file (plain or gzip) through the parser. Memory is bounded by the attempts the
  * file holds, never by its size. A file that is malformed, too large or not gzip after all gets one
- * error problem and no attempts; the caller still ingests the other files.
+ * error problem and no attempts; the caller still ingests the other files. With a `budget`, so does
+ * a file with more attempts than its upload may still hold.
  */
 export async function parseJunitFile(
   name: string,
   source: AsyncIterable<Uint8Array>,
   maxBytes: number,
+  budget?: AttemptBudget,
 ): Promise<ParsedFile> {
   const attempts: JunitAttempt[] = [];
+  const binding = budget !== undefined && budget.left < DEFAULT_JUNIT_LIMITS.maxAttempts;
   const parser = createJunitParser({
     onAttempts: (batch) => {
       for (const attempt of batch) attempts.push(attempt);
     },
+    ...(binding
+      ? {
+          limits: { maxAttempts: budget.left },
+          attemptsLimitMessage: `this file would take the upload past ${budget.limit} test attempts, the most one upload may hold (MAINLINE_MAX_UPLOAD_ATTEMPTS): send it in an upload of its own`,
+        }
+      : {}),
   });
   try {
     let sawBytes = false;
@@ -82,5 +124,8 @@ export async function parseJunitFile(
     return failed(name, `the file could not be read: ${(error as Error).message}`);
   }
   const summary = parser.close();
-  return { name, summary, attempts: summary.ok ? attempts : [] };
+  // A rejected file ingests nothing, so it counts nothing (what the parser saw before the error is
+  // not in the upload's totals).
+  if (!summary.ok) return { name, summary: { ...summary, counts: EMPTY_COUNTS }, attempts: [] };
+  return { name, summary, attempts };
 }

@@ -51,7 +51,7 @@ port.on('message', (message: ToParser) => {
     const { id } = message;
     const queue = new ChunkQueue(() => send({ kind: 'consumed', id }));
     files.set(id, queue);
-    parseAndDerive(message.name, queue, message.maxBytes, message.identity)
+    parseAndDerive(message.name, queue, message.maxBytes, message.identity, message.budget)
       .then((parsed) => {
         const file = encodeParsedFile(parsed);
         const buffers = [file.ints.buffer, file.nums.buffer, file.ids?.order.buffer];

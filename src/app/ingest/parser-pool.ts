@@ -5,13 +5,20 @@
 // client never queues a whole file in memory) and decodes the compact result (parsed-codec.ts).
 import { Worker } from 'node:worker_threads';
 import { type IdentityContext, parseAndDerive } from './derive.ts';
-import type { ParsedFile } from './parse-file.ts';
+import type { AttemptBudget, ParsedFile } from './parse-file.ts';
 import { decodeParsedFile, type EncodedFile } from './parsed-codec.ts';
 
 /** Messages to a parser thread. */
 export type ToParser =
   /** A new file: its chunks follow, then `end`. */
-  | { kind: 'open'; id: number; name: string; maxBytes: number; identity: IdentityContext | undefined }
+  | {
+      kind: 'open';
+      id: number;
+      name: string;
+      maxBytes: number;
+      identity: IdentityContext | undefined;
+      budget: AttemptBudget | undefined;
+    }
   /** The next bytes of file `id`. */
   | { kind: 'chunk'; id: number; bytes: Uint8Array }
   /** File `id` has no more bytes. */
@@ -28,13 +35,15 @@ export type FromParser =
 
 /**
  * Parses one file and derives its attempts' failure facts and, when `identity` is given, their test
- * ids (derive.ts); what upload and bundle ingestion call.
+ * ids (derive.ts); what upload and bundle ingestion call. `budget`: the attempts the file's upload
+ * may still hold (parse-file.ts `UploadAttempts`).
  */
 export type ParseJunit = (
   name: string,
   source: AsyncIterable<Uint8Array>,
   maxBytes: number,
   identity?: IdentityContext,
+  budget?: AttemptBudget,
 ) => Promise<ParsedFile>;
 
 /** Chunks of one file in flight to its thread: 8 x 256 KB at most. */
@@ -88,6 +97,7 @@ class ParserThread {
     source: AsyncIterable<Uint8Array>,
     maxBytes: number,
     identity: IdentityContext | undefined,
+    budget: AttemptBudget | undefined,
   ): Promise<ParsedFile> {
     let settled: { file: ParsedFile } | { error: Error } | undefined;
     const result = new Promise<{ file: ParsedFile } | { error: Error }>((resolve) => {
@@ -106,7 +116,7 @@ class ParserThread {
     // Kept alive while it has work: an idle thread never holds the process open.
     this.worker.ref();
     const post = (m: ToParser, transfer: ArrayBuffer[] = []) => this.worker.postMessage(m, transfer);
-    post({ kind: 'open', id, name, maxBytes, identity });
+    post({ kind: 'open', id, name, maxBytes, identity, budget });
     try {
       for await (const chunk of source) {
         for (let at = 0; at < chunk.length && settled === undefined; at += MAX_CHUNK) {
@@ -150,9 +160,9 @@ export class ParserPool {
     this.#threads = new Array(threads).fill(undefined);
   }
 
-  readonly parse: ParseJunit = async (name, source, maxBytes, identity) => {
-    if (this.#threads.length === 0) return parseAndDerive(name, source, maxBytes, identity);
-    return this.#thread().parse(++this.#ids, name, source, maxBytes, identity);
+  readonly parse: ParseJunit = async (name, source, maxBytes, identity, budget) => {
+    if (this.#threads.length === 0) return parseAndDerive(name, source, maxBytes, identity, budget);
+    return this.#thread().parse(++this.#ids, name, source, maxBytes, identity, budget);
   };
 
   /** Parser threads running now (started on first use, replaced after a failure). */

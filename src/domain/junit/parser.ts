@@ -217,7 +217,9 @@ class StreamingJunitParser implements JunitParser {
 
   private emit(attempt: JunitAttempt): void {
     if (this.counts.attempts >= this.limits.maxAttempts) {
-      const message = `the file has more than ${this.limits.maxAttempts} test attempts`;
+      const message =
+        this.options.attemptsLimitMessage ??
+        `the file has more than ${this.limits.maxAttempts} test attempts`;
       throw new JunitFileError(message, this.position());
     }
     attempt.retryIndex = this.retries.next(attempt);

@@ -123,6 +123,8 @@ export interface JunitParserOptions {
   /** Attempts per batch; default 1,000. */
   batchSize?: number;
   limits?: Partial<JunitLimits>;
+  /** The error for a file over `limits.maxAttempts` (default: "the file has more than N test attempts"). */
+  attemptsLimitMessage?: string;
 }
 
 export interface JunitParser {

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { IdentityContext } from '../../../app/ingest/derive.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
 import { ingestUpload, likelyIdentity } from '../../../app/ingest/ingest.ts';
-import type { ParsedFile } from '../../../app/ingest/parse-file.ts';
+import { type AttemptBudget, type ParsedFile, UploadAttempts } from '../../../app/ingest/parse-file.ts';
 import type { ParseJunit } from '../../../app/ingest/parser-pool.ts';
 import type { UploadResult } from '../../../app/ingest/result.ts';
 import { AppError } from '../../../domain/errors.ts';
@@ -22,8 +22,9 @@ async function readFilePart(
   parse: ParseJunit,
   maxBytes: number,
   identity: IdentityContext | undefined,
+  budget: AttemptBudget,
 ): Promise<ParsedFile> {
-  const parsed = await parse(part.filename || 'junit.xml', part.file, maxBytes, identity);
+  const parsed = await parse(part.filename || 'junit.xml', part.file, maxBytes, identity, budget);
   part.file.resume();
   if (part.file.truncated) {
     return {
@@ -81,6 +82,7 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
     // Known once meta is (clients send it first): the parser then computes the test ids too.
     let identity: IdentityContext | undefined;
     const files: ParsedFile[] = [];
+    const held = new UploadAttempts(ctx.config.maxUploadAttempts);
     try {
       for await (const part of request.parts()) {
         if (part.fieldname === 'meta') {
@@ -90,7 +92,9 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
         } else if (part.type === 'file') {
           if (meta !== undefined && identity === undefined)
             identity = await likelyIdentity(ctx, callerOf(request), meta);
-          files.push(await readFilePart(part, parseJunit, maxBytes, identity));
+          const T1 = Date.now() % 1000000;
+          files.push(held.add(await readFilePart(part, parseJunit, maxBytes, identity, held.budget())));
+          console.error('part', T1, 'parsed', Date.now() % 1000000);
         }
       }
     } catch (error) {
@@ -112,6 +116,8 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
         'VALIDATION_FAILED',
         'The upload has no files: add one or more file parts named junit',
       );
-    return ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
+    const r = await ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
+    console.error('ingested', Date.now() % 1000000);
+    return r;
   }
 }
