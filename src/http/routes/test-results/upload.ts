@@ -92,9 +92,7 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
         } else if (part.type === 'file') {
           if (meta !== undefined && identity === undefined)
             identity = await likelyIdentity(ctx, callerOf(request), meta);
-          const T1 = Date.now() % 1000000;
           files.push(held.add(await readFilePart(part, parseJunit, maxBytes, identity, held.budget())));
-          console.error('part', T1, 'parsed', Date.now() % 1000000);
         }
       }
     } catch (error) {
@@ -116,8 +114,6 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
         'VALIDATION_FAILED',
         'The upload has no files: add one or more file parts named junit',
       );
-    const r = await ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
-    console.error('ingested', Date.now() % 1000000);
-    return r;
+    return ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
   }
 }
