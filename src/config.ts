@@ -25,6 +25,8 @@ export interface Config {
   readonly maxFileBytes: number;
   /** Test attempts one upload's files may hold together (MAINLINE_MAX_UPLOAD_ATTEMPTS). */
   readonly maxUploadAttempts: number;
+  /** Days an upload's results are kept; 0 keeps them forever (MAINLINE_RETENTION_DAYS). */
+  readonly retentionDays: number;
   /** Threads that parse uploaded JUnit files; 0 parses on the request thread (MAINLINE_PARSE_THREADS). */
   readonly parseThreads: number;
   /** Uploads ingested at once; later ones wait for a turn (MAINLINE_INGEST_CONCURRENCY). */
@@ -81,6 +83,18 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/** The failure reads look back 30 days: a shorter retention would make them wrong, not smaller. */
+const MIN_RETENTION_DAYS = 30;
+
+function readRetentionDays(env: Env): number {
+  const days = readInt(env, 'MAINLINE_RETENTION_DAYS', 90, 0, 36_500);
+  if (days !== 0 && days < MIN_RETENTION_DAYS)
+    throw new ConfigError(
+      `MAINLINE_RETENTION_DAYS must be 0 (keep results forever) or at least ${MIN_RETENTION_DAYS} (failure groups look back 30 days), got "${days}"`,
+    );
+  return days;
 }
 
 function readString(env: Env, name: string): string | undefined {
@@ -209,6 +223,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     bodyLimitBytes: readInt(env, 'MAINLINE_BODY_LIMIT', 20 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
     maxUploadAttempts: readInt(env, 'MAINLINE_MAX_UPLOAD_ATTEMPTS', 500_000, 1, 100_000_000),
+    retentionDays: readRetentionDays(env),
     parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 1, 0, 64),
     ingestConcurrency: readInt(env, 'MAINLINE_INGEST_CONCURRENCY', 2, 1, 64),
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),

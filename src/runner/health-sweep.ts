@@ -4,9 +4,11 @@ import { loadHealthSettings } from '../app/health/settings.ts';
 import { SNAPSHOT_TTL_MS } from '../app/snapshot-paginate.ts';
 import { deleteBundleUploadsBefore } from '../store/bundles.ts';
 import { chunked } from '../store/db.ts';
+import { allRepoIds } from '../store/repos.ts';
 import { lockRepositoryHealth } from '../store/results.ts';
 import { deleteSnapshotsBefore } from '../store/snapshots.ts';
 import { listActiveTestIds, listReposWithActiveTests } from '../store/test-cases.ts';
+import { deleteUploadWithAttempts, uploadsCreatedBefore } from '../store/uploads.ts';
 import { type Background, runPeriodically } from './periodic.ts';
 
 /** Tests re-evaluated per transaction, so the periodic pass never holds the writer for long. */
@@ -16,13 +18,40 @@ export interface SweepReport {
   readonly repositories: number;
   readonly tests: number;
   readonly statusChanges: number;
+  /** Uploads older than MAINLINE_RETENTION_DAYS deleted, and their attempts. */
+  readonly prunedUploads: number;
+  readonly prunedAttempts: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Deletes the uploads created before `before`, with their attempts, one upload per transaction (a
+ * 100k-test upload's attempts take a while to delete; the writer is never held for more than one),
+ * oldest first, repository by repository. The tests stay, with their status and history.
+ */
+async function pruneResults(ctx: AppContext, before: number): Promise<{ uploads: number; attempts: number }> {
+  let uploads = 0;
+  let attempts = 0;
+  for (const repoId of await allRepoIds(ctx.db)) {
+    for (;;) {
+      const old = await uploadsCreatedBefore(ctx.db, repoId, before, 100);
+      for (const upload of old) {
+        attempts += await ctx.db.transaction().execute((trx) => deleteUploadWithAttempts(trx, upload.id));
+        uploads++;
+      }
+      if (old.length < 100) break;
+    }
+  }
+  return { uploads, attempts };
 }
 
 /**
  * The periodic pass: re-evaluates every test with an active monitor or a manual flag, so that
  * time-based resolution (pass-on-retry recovery days, failure-count timeouts, stale failure-rate
- * monitors) happens without a new upload; then drops expired list snapshots and bundle URLs.
- * Idempotent: several replicas running it at once only repeat work.
+ * monitors) happens without a new upload; then deletes uploads older than MAINLINE_RETENTION_DAYS
+ * with their attempts, and expired list snapshots and bundle URLs. Idempotent: several replicas
+ * running it at once only repeat work.
  */
 export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
   const now = ctx.now();
@@ -45,9 +74,18 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
       statusChanges += outcome.statusChanged.length;
     }
   }
+  const retention = ctx.config.retentionDays;
+  const pruned =
+    retention > 0 ? await pruneResults(ctx, now - retention * DAY_MS) : { uploads: 0, attempts: 0 };
   await deleteSnapshotsBefore(ctx.db, now - SNAPSHOT_TTL_MS);
   await deleteBundleUploadsBefore(ctx.db, now);
-  return { repositories: repos.length, tests, statusChanges };
+  return {
+    repositories: repos.length,
+    tests,
+    statusChanges,
+    prunedUploads: pruned.uploads,
+    prunedAttempts: pruned.attempts,
+  };
 }
 
 /** Runs the pass every `intervalMs` (never two at once); errors are logged and the next run tries again. */
@@ -59,7 +97,7 @@ export function startHealthSweep(
   return runPeriodically(
     async () => {
       const report = await runHealthSweep(ctx);
-      if (report.tests > 0) log.info(report, 'periodic health pass');
+      if (report.tests > 0 || report.prunedUploads > 0) log.info(report, 'periodic health pass');
     },
     intervalMs,
     (err) => log.error({ err }, 'periodic health pass failed'),

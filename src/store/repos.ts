@@ -64,6 +64,12 @@ export function listRepos(
     .execute();
 }
 
+/** Every repository's id, of every organization (the periodic pass visits them all). */
+export async function allRepoIds(db: Queryable): Promise<string[]> {
+  const rows = await db.selectFrom('repositories').select('id').orderBy('id').execute();
+  return rows.map((r) => r.id);
+}
+
 export async function countRepos(db: Queryable, orgId: string): Promise<number> {
   const row = await db
     .selectFrom('repositories')

@@ -21,3 +21,31 @@ export async function insertUpload(db: Queryable, row: UploadRow): Promise<void>
 export async function setUploadResult(db: Queryable, id: string, result: string): Promise<void> {
   await db.updateTable('uploads').set({ result }).where('id', '=', id).execute();
 }
+
+/** The oldest uploads of a repository created before `before` (index uploads_repo_created). */
+export async function uploadsCreatedBefore(
+  db: Queryable,
+  repoId: string,
+  before: number,
+  limit: number,
+): Promise<{ id: string; repo_id: string }[]> {
+  return db
+    .selectFrom('uploads')
+    .select(['id', 'repo_id'])
+    .where('repo_id', '=', repoId)
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Deletes an upload and its attempts (passes and failed or skipped results, by their upload
+ * indexes). Returns the attempts deleted. Its tests stay, with their status and history.
+ */
+export async function deleteUploadWithAttempts(db: Queryable, id: string): Promise<number> {
+  const passes = await db.deleteFrom('test_passes').where('upload_id', '=', id).executeTakeFirst();
+  const results = await db.deleteFrom('test_results').where('upload_id', '=', id).executeTakeFirst();
+  await db.deleteFrom('uploads').where('id', '=', id).execute();
+  return Number(passes.numDeletedRows) + Number(results.numDeletedRows);
+}

@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       parseThreads: 1,
       ingestConcurrency: 2,
       maxUploadAttempts: 500_000,
+      retentionDays: 90,
     });
   });
 
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
         MAINLINE_SHUTDOWN_TIMEOUT: '3',
         MAINLINE_MAX_FILE_BYTES: '2048',
         MAINLINE_MAX_UPLOAD_ATTEMPTS: '1000',
+        MAINLINE_RETENTION_DAYS: '0',
         MAINLINE_PARSE_THREADS: '0',
         MAINLINE_INGEST_CONCURRENCY: '5',
         MAINLINE_HEALTH_SWEEP_SECONDS: '0',
@@ -62,6 +64,7 @@ describe('loadConfig', () => {
       shutdownTimeoutSeconds: 3,
       maxFileBytes: 2048,
       maxUploadAttempts: 1000,
+      retentionDays: 0,
       parseThreads: 0,
       ingestConcurrency: 5,
       healthSweepSeconds: 0,
@@ -94,6 +97,10 @@ describe('loadConfig', () => {
     [
       { MAINLINE_MAX_UPLOAD_ATTEMPTS: '0' },
       'MAINLINE_MAX_UPLOAD_ATTEMPTS must be a whole number from 1 to 100000000, got "0"',
+    ],
+    [
+      { MAINLINE_RETENTION_DAYS: '7' },
+      'MAINLINE_RETENTION_DAYS must be 0 (keep results forever) or at least 30 (failure groups look back 30 days), got "7"',
     ],
     [{ MAINLINE_PUBLIC_URL: 'mainline.local' }, 'MAINLINE_PUBLIC_URL must be an http:// or https:// URL'],
     [{ MAINLINE_GITHUB_WEBHOOK_SECRET: 's' }, 'GitHub settings need credentials'],

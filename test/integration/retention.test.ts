@@ -1,0 +1,110 @@
+// MAINLINE_RETENTION_DAYS (default 90): the periodic pass deletes uploads older than that with their
+// attempts, so the database stops growing with history. Tests stay with their status and history;
+// newer results are untouched; 0 keeps everything.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runHealthSweep } from '../../src/runner/health-sweep.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { junitXml, upload } from '../support/upload.ts';
+
+const DAY = 86_400_000;
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+async function setUp(env: Record<string, string> = {}) {
+  const start = Date.UTC(2026, 0, 1);
+  let clock = start;
+  const app = await buildTestApp(env, { now: () => clock });
+  t = app;
+  const token = await app.token('acme');
+  const send = (sha: string, fail: boolean) =>
+    upload(
+      app,
+      token,
+      [{ name: 'r.xml', content: junitXml([{ name: 'steady' }, { name: 'shaky', fail: fail && 'boom' }]) }],
+      {
+        sha,
+      },
+    );
+  const sweep = () => runHealthSweep({ db: app.db.database.db, config: app.config, now: () => clock });
+  const stored = async () => {
+    const db = app.db.database.db;
+    const count = async (table: 'test_passes' | 'test_results' | 'uploads' | 'test_cases') =>
+      Number(
+        (
+          await db
+            .selectFrom(table)
+            .select(({ fn }) => fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    return {
+      uploads: await count('uploads'),
+      passes: await count('test_passes'),
+      results: await count('test_results'),
+      tests: await count('test_cases'),
+    };
+  };
+  return {
+    app,
+    token,
+    start,
+    send,
+    sweep,
+    stored,
+    advance: (days: number) => {
+      clock += days * DAY;
+    },
+  };
+}
+
+/** Names of the tests list-failing-tests shows for the first day (when the first upload came). */
+async function failing(s: Awaited<ReturnType<typeof setUp>>): Promise<string[]> {
+  const res = await s.app.post(
+    '/v1/flaky-tests/list-failing-tests',
+    {
+      repo: REPO,
+      org_url_slug: 'acme',
+      start_time: new Date(s.start).toISOString(),
+      end_time: new Date(s.start + DAY).toISOString(),
+      page_query: { page_size: 10 },
+    },
+    s.token,
+  );
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().tests.map((x: { name: string }) => x.name);
+}
+
+describe('result retention', () => {
+  it('deletes uploads older than the retention with their attempts, and keeps the tests and newer results', async () => {
+    const s = await setUp();
+    expect((await s.send('old', true)).statusCode).toBe(200);
+    s.advance(60);
+    expect((await s.send('newer', false)).statusCode).toBe(200);
+    expect(await s.stored()).toEqual({ uploads: 2, passes: 3, results: 1, tests: 2 });
+    expect(await failing(s)).toEqual(['shaky']);
+
+    // Day 60: both uploads are within 90 days.
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 0, prunedAttempts: 0 });
+    s.advance(31);
+    // Day 91: the first upload (1 pass, 1 failure) is past 90 days, the second is not.
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 1, prunedAttempts: 2 });
+    expect(await s.stored()).toEqual({ uploads: 1, passes: 2, results: 0, tests: 2 });
+
+    // Reads answer from what is left: the pruned failure is gone from list-failing-tests.
+    expect(await failing(s)).toEqual([]);
+    // Pruning is idempotent.
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 0 });
+  });
+
+  it('keeps everything with MAINLINE_RETENTION_DAYS=0', async () => {
+    const s = await setUp({ MAINLINE_RETENTION_DAYS: '0' });
+    await s.send('old', true);
+    s.advance(400);
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 0, prunedAttempts: 0 });
+    expect(await s.stored()).toEqual({ uploads: 1, passes: 1, results: 1, tests: 2 });
+  });
+});
