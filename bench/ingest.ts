@@ -25,6 +25,14 @@ export interface IngestRow {
   readonly ratio: number;
   /** Peak RSS of the server process (uploads only). */
   readonly peakRss?: number;
+  /**
+   * CPU seconds per `report.testcases` cases ingested: the bench process's for the parse rows, the
+   * server process's (all threads) for uploads; `mainCpu`: the server's request thread alone.
+   */
+  readonly cpu?: number;
+  readonly mainCpu?: number;
+  /** `cpu` as a multiple of the bare saxes parse's CPU seconds. */
+  readonly cpuRatio?: number;
   readonly note?: string;
 }
 
@@ -58,12 +66,15 @@ async function serviceParse(file: string): Promise<number> {
   return parsed.summary.counts.testcases;
 }
 
-async function timed(fn: () => Promise<number>, expected: number): Promise<number> {
+/** Wall and CPU seconds (this process) of one run. */
+async function timed(fn: () => Promise<number>, expected: number): Promise<{ seconds: number; cpu: number }> {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const n = await fn();
   const seconds = (performance.now() - t0) / 1000;
+  const used = process.cpuUsage(c0);
   if (n !== expected) throw new Error(`expected ${expected} test cases, counted ${n}`);
-  return seconds;
+  return { seconds, cpu: (used.user + used.system) / 1e6 };
 }
 
 async function adminQuery(url: string, text: string): Promise<void> {
@@ -166,23 +177,40 @@ function checkCounted(answer: UploadAnswer, report: GeneratedReport): void {
     throw new Error(`upload counted ${answer.counts?.test_cases} test cases, expected ${report.testcases}`);
 }
 
-/** A row for `cases` test cases ingested in `seconds`. */
+/** The baseline: bare saxes' rate (test cases per second) and CPU seconds for the report. */
+interface Base {
+  readonly rate: number;
+  readonly cpu: number;
+  readonly cases: number;
+}
+
+/**
+ * A row for `cases` test cases ingested in `seconds`; `cpuBefore`: the server's CPU times before
+ * (the row gives what it used, per report-sized upload).
+ */
 function measured(
   label: string,
   engine: Engine,
   seconds: number,
   cases: number,
-  baseRate: number,
+  base: Base,
   server: Server,
+  cpuBefore: { total: number; main: number },
 ): IngestRow {
   const rate = cases / seconds;
+  const after = server.cpu();
+  const perReport = base.cases / cases;
+  const cpu = (after.total - cpuBefore.total) * perReport;
   return {
     label,
     engine,
     seconds,
     casesPerSecond: rate,
-    ratio: rate / baseRate,
+    ratio: rate / base.rate,
     peakRss: server.memory().peak,
+    cpu,
+    mainCpu: (after.main - cpuBefore.main) * perReport,
+    cpuRatio: cpu / base.cpu,
   };
 }
 
@@ -190,7 +218,7 @@ async function uploads(
   engine: Engine,
   params: Params,
   report: GeneratedReport,
-  baseRate: number,
+  base: Base,
 ): Promise<IngestRow[]> {
   const fresh = await freshDatabase(engine, params);
   const server = await startMainline(fresh.location);
@@ -202,18 +230,17 @@ async function uploads(
     ];
     for (const pass of passes) {
       log(`ingest: ${pass.label} on ${engine}`);
+      const cpu0 = server.cpu();
       const t0 = performance.now();
       const answer = await upload(server.url, fresh.token, report.path, pass.commit);
       const seconds = (performance.now() - t0) / 1000;
       checkCounted(answer, report);
-      rows.push(measured(pass.label, engine, seconds, report.testcases, baseRate, server));
+      rows.push(measured(pass.label, engine, seconds, report.testcases, base, server, cpu0));
     }
-    rows.push(await sustained(engine, server, fresh.token, report, baseRate));
+    rows.push(await sustained(engine, server, fresh.token, report, base));
     const stored = passes.length + SUSTAINED_UPLOADS;
     if (params.ingestHistory > stored)
-      rows.push(
-        await afterHistory(engine, server, fresh.token, report, baseRate, stored, params.ingestHistory),
-      );
+      rows.push(await afterHistory(engine, server, fresh.token, report, base, stored, params.ingestHistory));
   } finally {
     await server.stop();
     await fresh.cleanup();
@@ -234,11 +261,12 @@ async function sustained(
   server: Server,
   token: string,
   report: GeneratedReport,
-  baseRate: number,
+  base: Base,
 ): Promise<IngestRow> {
   const label = `${SUSTAINED_UPLOADS} uploads, ${IN_FLIGHT} in flight, tests known`;
   log(`ingest: ${label} on ${engine}`);
   let next = 0;
+  const cpu0 = server.cpu();
   const t0 = performance.now();
   const sender = async () => {
     while (next < SUSTAINED_UPLOADS) {
@@ -248,7 +276,7 @@ async function sustained(
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
   const seconds = (performance.now() - t0) / 1000;
-  return measured(label, engine, seconds, report.testcases * SUSTAINED_UPLOADS, baseRate, server);
+  return measured(label, engine, seconds, report.testcases * SUSTAINED_UPLOADS, base, server, cpu0);
 }
 
 /**
@@ -261,7 +289,7 @@ async function afterHistory(
   server: Server,
   token: string,
   report: GeneratedReport,
-  baseRate: number,
+  base: Base,
   stored: number,
   history: number,
 ): Promise<IngestRow> {
@@ -271,11 +299,12 @@ async function afterHistory(
     await upload(server.url, token, report.path, i.toString(16).padStart(40, 'd'));
   }
   log(`ingest: ${label} on ${engine}`);
+  const cpu0 = server.cpu();
   const t0 = performance.now();
   const answer = await upload(server.url, token, report.path, 'e'.repeat(40));
   const seconds = (performance.now() - t0) / 1000;
   checkCounted(answer, report);
-  return measured(label, engine, seconds, report.testcases, baseRate, server);
+  return measured(label, engine, seconds, report.testcases, base, server, cpu0);
 }
 
 const generated = new Map<number, Promise<GeneratedReport>>();
@@ -303,25 +332,37 @@ export async function runIngest(params: Params): Promise<IngestReport> {
   const report = await ingestFile(params, params.ingestCases);
   const file = report.path;
 
-  const saxTimes: number[] = [];
-  const parseTimes: number[] = [];
+  const saxRuns: { seconds: number; cpu: number }[] = [];
+  const parseRuns: { seconds: number; cpu: number }[] = [];
   for (let i = 0; i < params.parseRepeat; i++) {
-    saxTimes.push(await timed(() => bareSaxes(file), report.testcases));
-    parseTimes.push(await timed(() => serviceParse(file), report.testcases));
+    saxRuns.push(await timed(() => bareSaxes(file), report.testcases));
+    parseRuns.push(await timed(() => serviceParse(file), report.testcases));
   }
-  const sax = median(saxTimes);
-  const parse = median(parseTimes);
-  const baseRate = report.testcases / sax;
+  const sax = median(saxRuns.map((r) => r.seconds));
+  const parse = median(parseRuns.map((r) => r.seconds));
+  const saxCpu = median(saxRuns.map((r) => r.cpu));
+  const parseCpu = median(parseRuns.map((r) => r.cpu));
+  const base: Base = { rate: report.testcases / sax, cpu: saxCpu, cases: report.testcases };
   const rows: IngestRow[] = [
-    { label: 'bare saxes parse (baseline)', engine: '-', seconds: sax, casesPerSecond: baseRate, ratio: 1 },
+    {
+      label: 'bare saxes parse (baseline)',
+      engine: '-',
+      seconds: sax,
+      casesPerSecond: base.rate,
+      ratio: 1,
+      cpu: saxCpu,
+      cpuRatio: 1,
+    },
     {
       label: 'parseJunitFile',
       engine: '-',
       seconds: parse,
       casesPerSecond: report.testcases / parse,
       ratio: sax / parse,
+      cpu: parseCpu,
+      cpuRatio: parseCpu / saxCpu,
     },
   ];
-  for (const engine of params.engines) rows.push(...(await uploads(engine, params, report, baseRate)));
+  for (const engine of params.engines) rows.push(...(await uploads(engine, params, report, base)));
   return { report, rows };
 }

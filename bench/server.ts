@@ -11,6 +11,11 @@ export interface ChildServer {
   readonly pid: number;
   /** Peak and current resident set size of the server process, in bytes (Linux /proc). */
   memory(): { peak: number; current: number };
+  /**
+   * CPU seconds the server process has used (user + system, Linux /proc): all its threads, and its
+   * request thread (the main thread) alone.
+   */
+  cpu(): { total: number; main: number };
   /** What the server printed (warnings and errors only at LOG_LEVEL=warn). */
   output(): string;
   stop(): Promise<void>;
@@ -25,6 +30,23 @@ function procMemory(pid: number): { peak: number; current: number } {
   } catch {
     return { peak: Number.NaN, current: Number.NaN };
   }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const TICKS = 100;
+
+function cpuSeconds(statFile: string): number {
+  try {
+    const stat = fs.readFileSync(statFile, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function procCpu(pid: number): { total: number; main: number } {
+  return { total: cpuSeconds(`/proc/${pid}/stat`), main: cpuSeconds(`/proc/${pid}/task/${pid}/stat`) };
 }
 
 async function waitReady(child: ChildProcess, url: string, logs: () => string): Promise<void> {
@@ -74,6 +96,7 @@ async function launch(args: string[], env: Record<string, string>, readyPath: st
     url,
     pid,
     memory: () => procMemory(pid),
+    cpu: () => procCpu(pid),
     output: () => text,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
