@@ -155,8 +155,8 @@ function duration(a: JunitAttempt): number | null {
 }
 
 /**
- * The upload's attempts as stored: passes (narrow rows) apart from failed and skipped attempts. The
- * passes come out in `order` (test id order, as insertAttempts needs), the others in attempt order.
+ * The upload's attempts as stored: passes (narrow rows) apart from failed and skipped attempts, both
+ * in test id order (the passes by `order`, as insertAttempts needs).
  */
 function attemptRows(
   attempts: readonly IdentifiedAttempt[],
@@ -165,6 +165,9 @@ function attemptRows(
 ): { results: NewResult[]; passes: NewPass[] } {
   const results: NewResult[] = [];
   for (const x of attempts) if (x.attempt.outcome !== 'passed') results.push(resultRow(x, ctx));
+  // By test too (a stable sort: a test's own attempts keep their order): every index of
+  // test_results leads with the test after the upload's constants, so they all grow in one sweep.
+  results.sort((a, b) => (a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0));
   const passes: NewPass[] = [];
   for (const seq of order) {
     const x = attempts[seq] as IdentifiedAttempt;
