@@ -107,4 +107,39 @@ describe('result retention', () => {
     expect(await s.sweep()).toMatchObject({ prunedUploads: 0, prunedAttempts: 0 });
     expect(await s.stored()).toEqual({ uploads: 1, passes: 1, results: 1, tests: 2 });
   });
+
+  it('refuses a monitor window longer than the results are kept, saying why', async () => {
+    const s = await setUp({ MAINLINE_RETENTION_DAYS: '30' });
+    await s.send('one', false);
+    const update = (windowHours: number) =>
+      s.app.post(
+        '/v1/flaky-tests/update-repository-settings',
+        {
+          repo: REPO,
+          org_url_slug: 'acme',
+          settings: {
+            monitors: {
+              failure_count: [
+                {
+                  id: 'c',
+                  name: 'c',
+                  detection_type: 'broken',
+                  window_hours: windowHours,
+                  resolution_timeout_hours: windowHours,
+                  branches: ['main'],
+                },
+              ],
+            },
+          },
+        },
+        s.token,
+      );
+    const tooLong = await update(721);
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json().error.details[0]).toMatchObject({
+      path: '$.settings.monitors.failure_count[0].window_hours',
+      expected: 'a positive number of hours up to 720 (results are kept 30 days, MAINLINE_RETENTION_DAYS)',
+    });
+    expect((await update(720)).statusCode).toBe(200);
+  });
 });

@@ -175,7 +175,7 @@ export async function updateSettings(
   const repository = await repositoryOf(ctx, caller, body);
   const current = await loadHealthSettings(ctx.db, repository.id);
   const next = applySettingsPatch(current, body.settings);
-  const problems = validatePolicy(next.policy);
+  const problems = validatePolicy(next.policy, { retentionDays: ctx.config.retentionDays });
   if (problems.length > 0) {
     const details = problems.map(policyProblemDetail);
     throw new AppError(

@@ -21,18 +21,24 @@ export const MAX_BRANCH_PATTERN_LENGTH = 255;
 
 type Check = (path: string, expected: string, ok: boolean) => void;
 
+/** Bounds that come from the installation, not from the policy itself. */
+export interface PolicyLimits {
+  /** Results are kept this many days (0: forever): a monitor's window cannot look further back. */
+  readonly retentionDays: number;
+}
+
 /** Every problem with the policy; an empty list means it is valid. */
-export function validatePolicy(policy: DetectionPolicy): PolicyProblem[] {
+export function validatePolicy(policy: DetectionPolicy, limits?: PolicyLimits): PolicyProblem[] {
   const problems: PolicyProblem[] = [];
   const check: Check = (path, expected, ok) => {
     if (!ok) problems.push({ path, expected, message: `${path} must be ${expected}` });
   };
   checkPassOnRetry(policy.passOnRetry, check);
   policy.failureRateMonitors.forEach((monitor, i) => {
-    checkFailureRate(monitor, `failureRateMonitors[${i}]`, check);
+    checkFailureRate(monitor, `failureRateMonitors[${i}]`, check, limits);
   });
   policy.failureCountMonitors.forEach((monitor, i) => {
-    checkFailureCount(monitor, `failureCountMonitors[${i}]`, check);
+    checkFailureCount(monitor, `failureCountMonitors[${i}]`, check, limits);
   });
   checkUniqueIds(policy, check);
   return problems;
@@ -44,8 +50,13 @@ function checkPassOnRetry(config: PassOnRetryConfig, check: Check): void {
   checkBranches(config.branches, 'passOnRetry.branches', check);
 }
 
-function checkFailureRate(monitor: FailureRateMonitorConfig, at: string, check: Check): void {
-  checkCommon(monitor, at, check);
+function checkFailureRate(
+  monitor: FailureRateMonitorConfig,
+  at: string,
+  check: Check,
+  limits: PolicyLimits | undefined,
+): void {
+  checkCommon(monitor, at, check, limits);
   const activation = monitor.activationThreshold;
   check(`${at}.activationThreshold`, 'a fraction greater than 0 and at most 1', isFraction(activation));
   check(
@@ -58,8 +69,13 @@ function checkFailureRate(monitor: FailureRateMonitorConfig, at: string, check: 
   check(`${at}.staleTimeoutHours`, 'null or a positive number of hours', stale === null || isPositive(stale));
 }
 
-function checkFailureCount(monitor: FailureCountMonitorConfig, at: string, check: Check): void {
-  checkCommon(monitor, at, check);
+function checkFailureCount(
+  monitor: FailureCountMonitorConfig,
+  at: string,
+  check: Check,
+  limits: PolicyLimits | undefined,
+): void {
+  checkCommon(monitor, at, check, limits);
   check(`${at}.failureCount`, 'a whole number of at least 1', isInteger(monitor.failureCount, 1));
   check(
     `${at}.resolutionTimeoutHours`,
@@ -72,12 +88,21 @@ function checkCommon(
   monitor: FailureRateMonitorConfig | FailureCountMonitorConfig,
   at: string,
   check: Check,
+  limits: PolicyLimits | undefined,
 ) {
   check(`${at}.id`, 'a non-empty id', monitor.id.trim() !== '');
   check(`${at}.name`, 'a non-empty name', monitor.name.trim() !== '');
   const type = monitor.detectionType;
   check(`${at}.detectionType`, "'flaky' or 'broken'", type === 'flaky' || type === 'broken');
-  check(`${at}.windowHours`, 'a positive number of hours', isPositive(monitor.windowHours));
+  const days = limits?.retentionDays ?? 0;
+  const hours = monitor.windowHours;
+  if (days === 0) check(`${at}.windowHours`, 'a positive number of hours', isPositive(hours));
+  else
+    check(
+      `${at}.windowHours`,
+      `a positive number of hours up to ${days * 24} (results are kept ${days} days, MAINLINE_RETENTION_DAYS)`,
+      isPositive(hours) && hours <= days * 24,
+    );
   checkBranches(monitor.branches, `${at}.branches`, check);
 }
 
