@@ -92,7 +92,7 @@ function readRetentionDays(env: Env): number {
   const days = readInt(env, 'MAINLINE_RETENTION_DAYS', 90, 0, 36_500);
   if (days !== 0 && days < MIN_RETENTION_DAYS)
     throw new ConfigError(
-      `MAINLINE_RETENTION_DAYS must be 0 (keep results forever) or at least ${MIN_RETENTION_DAYS} (failure groups look back 30 days), got "${days}"`,
+      `MAINLINE_RETENTION_DAYS must be 0 (keep results forever) or at least ${MIN_RETENTION_DAYS} (failure groups look back ${MIN_RETENTION_DAYS} days), got "${days}"`,
     );
   return days;
 }

@@ -2,6 +2,7 @@ import type { AppContext } from '../app/context.ts';
 import { recomputeTests } from '../app/health/recompute.ts';
 import { loadHealthSettings } from '../app/health/settings.ts';
 import { SNAPSHOT_TTL_MS } from '../app/snapshot-paginate.ts';
+import { DAY_MS } from '../domain/health/index.ts';
 import { deleteBundleUploadsBefore } from '../store/bundles.ts';
 import { chunked } from '../store/db.ts';
 import { allRepoIds } from '../store/repos.ts';
@@ -23,7 +24,8 @@ export interface SweepReport {
   readonly prunedAttempts: number;
 }
 
-const DAY_MS = 86_400_000;
+/** Expired uploads listed per query (each is then deleted in a transaction of its own). */
+const PRUNE_BATCH = 100;
 
 /**
  * Deletes the uploads created before `before`, with their attempts, one upload per transaction (a
@@ -35,12 +37,12 @@ async function pruneResults(ctx: AppContext, before: number): Promise<{ uploads:
   let attempts = 0;
   for (const repoId of await allRepoIds(ctx.db)) {
     for (;;) {
-      const old = await uploadsCreatedBefore(ctx.db, repoId, before, 100);
-      for (const upload of old) {
-        attempts += await ctx.db.transaction().execute((trx) => deleteUploadWithAttempts(trx, upload.id));
+      const old = await uploadsCreatedBefore(ctx.db, repoId, before, PRUNE_BATCH);
+      for (const id of old) {
+        attempts += await ctx.db.transaction().execute((trx) => deleteUploadWithAttempts(trx, id));
         uploads++;
       }
-      if (old.length < 100) break;
+      if (old.length < PRUNE_BATCH) break;
     }
   }
   return { uploads, attempts };

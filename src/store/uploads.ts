@@ -22,21 +22,22 @@ export async function setUploadResult(db: Queryable, id: string, result: string)
   await db.updateTable('uploads').set({ result }).where('id', '=', id).execute();
 }
 
-/** The oldest uploads of a repository created before `before` (index uploads_repo_created). */
+/** The ids of a repository's oldest uploads created before `before` (index uploads_repo_created). */
 export async function uploadsCreatedBefore(
   db: Queryable,
   repoId: string,
   before: number,
   limit: number,
-): Promise<{ id: string; repo_id: string }[]> {
-  return db
+): Promise<string[]> {
+  const rows = await db
     .selectFrom('uploads')
-    .select(['id', 'repo_id'])
+    .select('id')
     .where('repo_id', '=', repoId)
     .where('created_at', '<', before)
     .orderBy('created_at')
     .limit(limit)
     .execute();
+  return rows.map((r) => r.id);
 }
 
 /**

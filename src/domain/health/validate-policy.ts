@@ -96,13 +96,12 @@ function checkCommon(
   check(`${at}.detectionType`, "'flaky' or 'broken'", type === 'flaky' || type === 'broken');
   const days = limits?.retentionDays ?? 0;
   const hours = monitor.windowHours;
-  if (days === 0) check(`${at}.windowHours`, 'a positive number of hours', isPositive(hours));
-  else
-    check(
-      `${at}.windowHours`,
-      `a positive number of hours up to ${days * 24} (results are kept ${days} days, MAINLINE_RETENTION_DAYS)`,
-      isPositive(hours) && hours <= days * 24,
-    );
+  const kept = days === 0 ? Number.POSITIVE_INFINITY : days * 24;
+  const expected =
+    days === 0
+      ? 'a positive number of hours'
+      : `a positive number of hours up to ${kept} (results are kept ${days} days, MAINLINE_RETENTION_DAYS)`;
+  check(`${at}.windowHours`, expected, isPositive(hours) && hours <= kept);
   checkBranches(monitor.branches, `${at}.branches`, check);
 }
 
