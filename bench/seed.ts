@@ -13,13 +13,16 @@ import { createToken } from '../src/app/tokens.ts';
 import { type Database, openDatabase } from '../src/db/database.ts';
 import { failureFingerprint, summariseFailure } from '../src/domain/failures/index.ts';
 import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
+import type { Queryable } from '../src/store/db.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import { findOrgBySlug } from '../src/store/orgs.ts';
+import { encodePasses, type PassEntry } from '../src/store/pass-codec.ts';
+import { countPasses, insertUploadPasses, passCounts } from '../src/store/passes.ts';
 import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
 /** Bump when the generated data changes shape, so cached databases are seeded again. */
-const SEED_VERSION = 4;
+const SEED_VERSION = 5;
 const DAY_MS = 24 * 3_600_000;
 /** Distinct failure messages (fingerprints and summaries) results draw from. */
 const FAILURE_KINDS = 300;
@@ -266,6 +269,7 @@ function planCases(spec: RepoSpec, repoId: string, runs: Run[], now: number): Ca
     rows.push({
       id,
       repo_id: repoId,
+      ordinal: i,
       name,
       parent,
       classname,
@@ -352,10 +356,16 @@ function resultColumns(repoId: string, run: Run, retry: boolean) {
 }
 
 /**
- * One upload's attempts (retry: the passing retries of its failed flaky tests) in INSERT … SELECTs:
- * failed and skipped ones into test_results, passes into test_passes.
+ * One upload's attempts (retry: the passing retries of its failed flaky tests): failed and skipped
+ * ones into test_results by INSERT … SELECT; the passes are returned (one upload_passes row holds
+ * both kinds, see storeRunPasses).
  */
-async function insertRun(trx: Transaction<Tables & BenchTables>, repoId: string, run: Run, retry: boolean) {
+async function insertRun(
+  trx: Transaction<Tables & BenchTables>,
+  repoId: string,
+  run: Run,
+  retry: boolean,
+): Promise<PassEntry[]> {
   const columns = resultColumns(repoId, run, retry);
   const names = sql.raw(Object.keys(columns).join(', '));
   const hash = sql`(x0.idx * 7919 + ${run.idx} * 104729 + (x0.idx * ${run.idx}) % 9973) % 1000`;
@@ -370,12 +380,17 @@ async function insertRun(trx: Transaction<Tables & BenchTables>, repoId: string,
       order by x.idx`.execute(trx);
   }
   const passed = retry ? retried : sql`x.h >= x.fail_pm + x.skip_pm`;
-  await sql`insert into test_passes (test_case_id, at, upload_id, seq, retry_index, duration_ms)
-    select ${columns.test_case_id}, ${columns.at}, ${columns.upload_id}, x.idx * 2 + ${retry ? 1 : 0},
-      ${columns.retry_index}, ${columns.duration_ms}
+  const { rows } = await sql<{ ordinal: number; at: number; retry_index: number; duration_ms: number }>`
+    select x.idx as ordinal, ${columns.at} as at, ${columns.retry_index} as retry_index,
+      ${columns.duration_ms} as duration_ms
     from (${tests}) x
-    where ${passed}
-    order by x.id`.execute(trx);
+    where ${passed}`.execute(trx);
+  return rows.map((r) => ({
+    ordinal: Number(r.ordinal),
+    at: Number(r.at),
+    retryIndex: Number(r.retry_index),
+    durationMs: Number(r.duration_ms),
+  }));
 }
 
 async function seedRepo(
@@ -397,6 +412,11 @@ async function seedRepo(
   await db.deleteFrom('bench_seed_tests').execute();
   await db.transaction().execute(async (trx) => {
     await inChunks(cases.rows, 1000, (part) => trx.insertInto('test_cases').values(part).execute());
+    await trx
+      .updateTable('repositories')
+      .set({ test_ordinals: cases.rows.length })
+      .where('id', '=', repository.id)
+      .execute();
     await inChunks(cases.extra, 4000, (part) => trx.insertInto('bench_seed_tests').values(part).execute());
     const uploads: Insertable<UploadsTable>[] = runs.map((r) => ({
       id: r.uploadId,
@@ -420,8 +440,16 @@ async function seedRepo(
     await db.transaction().execute(async (trx) => {
       if (engine === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
       for (const run of runs.slice(i, i + RUNS_PER_TRANSACTION)) {
-        await insertRun(trx, repository.id, run, false);
-        await insertRun(trx, repository.id, run, true);
+        const passes = [
+          ...(await insertRun(trx, repository.id, run, false)),
+          ...(await insertRun(trx, repository.id, run, true)),
+        ];
+        await insertUploadPasses(trx as unknown as Queryable, {
+          blobId: randomUUID(),
+          uploadId: run.uploadId,
+          repoId: repository.id,
+          passes: encodePasses(passes),
+        });
       }
     });
     log(
@@ -437,24 +465,21 @@ async function seedRepo(
     ])
     .where('repo_id', '=', repository.id)
     .executeTakeFirstOrThrow();
-  const passes = await db
-    .selectFrom('test_passes')
-    .innerJoin('uploads', 'uploads.id', 'test_passes.upload_id')
+  const passes = await countPasses(db as unknown as Queryable, repository.id);
+  const hotResults = await db
+    .selectFrom('test_results')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('uploads.repo_id', '=', repository.id)
+    .where('test_case_id', '=', cases.hotTestId)
     .executeTakeFirstOrThrow();
-  const hotRows = async (table: 'test_results' | 'test_passes') =>
-    Number(
-      (
-        await db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('test_case_id', '=', cases.hotTestId)
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const hot = { n: (await hotRows('test_results')) + (await hotRows('test_passes')) };
-  counts.n = Number(counts.n) + Number(passes.n);
+  // The hot test is the first (ordinal 0).
+  const hotPasses = await passCounts(
+    db as unknown as Queryable,
+    repository.id,
+    [{ id: cases.hotTestId, ordinal: 0 }],
+    [0],
+  );
+  const hot = { n: Number(hotResults.n) + (hotPasses.get(cases.hotTestId)?.[0] ?? 0) };
+  counts.n = Number(counts.n) + passes;
   log(
     `seed ${engine}: ${spec.orgSlug}: ${Number(counts.n)} results in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );

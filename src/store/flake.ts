@@ -1,4 +1,5 @@
 import { chunked, type Queryable } from './db.ts';
+import { passDetails, passSet, passUploadsByIds, testIdsOfOrdinals } from './passes.ts';
 import type { RunJudgementsTable } from './schema.ts';
 
 export async function linkRunUpload(
@@ -55,12 +56,16 @@ export async function testOutcomes(db: Queryable, uploadIds: readonly string[]):
       .where('outcome', '!=', 'skipped')
       .execute();
     for (const r of rows) consider(r.test_case_id, r.outcome, Number(r.at), r.retry_index);
-    const passes = await db
-      .selectFrom('test_passes')
-      .select(['test_case_id', 'at', 'retry_index'])
-      .where('upload_id', 'in', part)
-      .execute();
-    for (const r of passes) consider(r.test_case_id, 'passed', Number(r.at), r.retry_index);
+  }
+  for (const upload of await passUploadsByIds(db, uploadIds)) {
+    const set = await passSet(db, upload);
+    const details = await passDetails(db, upload);
+    const ids = await testIdsOfOrdinals(db, upload.repoId, new Set(set.ordinals));
+    for (let i = 0; i < set.ordinals.length; i++) {
+      const id = ids.get(set.ordinals[i] as number);
+      if (id === undefined) continue;
+      consider(id, 'passed', upload.atMin + (details.atOffsets[i] as number), details.retries[i] as number);
+    }
   }
   const out: RunTestOutcome[] = [];
   for (const part of chunked([...last.keys()])) {

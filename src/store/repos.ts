@@ -88,6 +88,22 @@ export async function bumpHealthVersion(db: Queryable, repoId: string): Promise<
     .execute();
 }
 
+/**
+ * Hands out `count` new test ordinals of the repository (test_cases.ordinal) and returns the first:
+ * they are first … first + count − 1. Runs in the ingesting transaction, which holds the repository's
+ * health lock, so two uploads never get the same ones; ordinals of rows that end up not inserted are
+ * simply unused.
+ */
+export async function reserveTestOrdinals(db: Queryable, repoId: string, count: number): Promise<number> {
+  const row = await db
+    .updateTable('repositories')
+    .set((eb) => ({ test_ordinals: eb('test_ordinals', '+', count) }))
+    .where('id', '=', repoId)
+    .returning('test_ordinals')
+    .executeTakeFirstOrThrow();
+  return Number(row.test_ordinals) - count;
+}
+
 export async function healthVersion(db: Queryable, repoId: string): Promise<number> {
   const row = await db
     .selectFrom('repositories')

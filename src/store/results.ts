@@ -1,23 +1,37 @@
+import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import { chunked, insertMany, type Queryable } from './db.ts';
-import type { TestPassesTable, TestResultsTable } from './schema.ts';
+import { encodePasses, type PassEntry } from './pass-codec.ts';
+import {
+  insertUploadPasses,
+  type OrdinalOf,
+  ordinalsOf,
+  passCounts,
+  passesOf,
+  passUploadsOfCommits,
+  passUploadsSince,
+} from './passes.ts';
+import type { TestResultsTable } from './schema.ts';
 
 /** A failed or skipped attempt. */
 export type NewResult = Insertable<TestResultsTable>;
-/** A passing attempt (its branch, commit and PR are its upload's). */
-export type NewPass = Insertable<TestPassesTable>;
 
 /**
- * Stores an upload's attempts: passes in `test_passes`, which must come in test id order (neighbouring
- * keys of the table's B-tree: 100k of them then touch each page once, about 5x faster than in
- * random order), the rest in `test_results`.
+ * Stores an upload's attempts: failed and skipped ones in `test_results`, passes as one row of
+ * `upload_passes` (their tests' ordinals and times, store/passes.ts).
  */
 export async function insertAttempts(
   db: Queryable,
-  attempts: { results: readonly NewResult[]; passes: readonly NewPass[] },
+  upload: { id: string; repoId: string },
+  attempts: { results: readonly NewResult[]; passes: readonly PassEntry[] },
 ): Promise<void> {
   await insertMany(db, 'test_results', attempts.results);
-  await insertMany(db, 'test_passes', attempts.passes);
+  await insertUploadPasses(db, {
+    blobId: randomUUID(),
+    uploadId: upload.id,
+    repoId: upload.repoId,
+    passes: encodePasses(attempts.passes),
+  });
 }
 
 /** Tests of the repository with a failed attempt on one of these commits (indexed: failures by commit). */
@@ -54,7 +68,8 @@ export interface AttemptRow {
  * The attempts of these tests that the monitors need: every attempt on the given commits (for
  * pass-on-retry, however old: found through the uploads of those commits) and every attempt since
  * `since` (for the windowed monitors). Passes take branch, commit and PR from their upload, so the
- * upload being ingested must already be stored. Oldest first.
+ * upload being ingested must already be stored. `ordinals`: the tests' ordinals where the caller has
+ * them (else they are looked up). Oldest first.
  */
 export async function loadAttempts(
   db: Queryable,
@@ -63,6 +78,7 @@ export async function loadAttempts(
   scope: {
     commitShas: readonly string[];
     since: number | undefined;
+    ordinals?: readonly OrdinalOf[];
   },
 ): Promise<AttemptRow[]> {
   if (testIds.length === 0) return [];
@@ -80,23 +96,6 @@ export async function loadAttempts(
   ] as const;
   const keepResults = (rows: readonly (AttemptRow & { id: number })[]) => {
     for (const { id, ...row } of rows) found.set(`r${id}`, { ...row, at: Number(row.at) });
-  };
-  const passes = db
-    .selectFrom('test_passes as p')
-    .innerJoin('uploads as u', 'u.id', 'p.upload_id')
-    .select([
-      'p.test_case_id',
-      'p.at',
-      'u.branch',
-      'u.commit_sha',
-      'u.pr_number',
-      'p.upload_id',
-      'p.retry_index',
-      'p.seq',
-    ]);
-  const keepPasses = (rows: readonly (Omit<AttemptRow, 'outcome'> & { seq: number })[]) => {
-    for (const { seq, ...row } of rows)
-      found.set(`p${row.upload_id}:${seq}`, { ...row, at: Number(row.at), outcome: 'passed' });
   };
   if (scope.commitShas.length > 0) {
     const uploads = await db
@@ -118,9 +117,6 @@ export async function loadAttempts(
             .where('test_case_id', 'in', part)
             .execute(),
         );
-        keepPasses(
-          await passes.where('p.upload_id', 'in', ups).where('p.test_case_id', 'in', part).execute(),
-        );
       }
     }
   }
@@ -134,8 +130,37 @@ export async function loadAttempts(
           .where('at', '>=', scope.since)
           .execute(),
       );
-      keepPasses(await passes.where('p.test_case_id', 'in', part).where('p.at', '>=', scope.since).execute());
     }
+  }
+  // Passes: in the uploads of those commits (all of them) and in uploads with passes since `since`.
+  const since = scope.since;
+  const wanted = new Set(testIds);
+  const tests = (scope.ordinals ?? (await ordinalsOf(db, testIds)).filter((t) => t.repoId === repoId)).filter(
+    (t) => wanted.has(t.id),
+  );
+  const shas = new Set(scope.commitShas);
+  const uploads = new Map(
+    (await passUploadsOfCommits(db, repoId, scope.commitShas)).map((u) => [u.uploadId, u] as const),
+  );
+  if (since !== undefined)
+    for (const u of await passUploadsSince(db, repoId, since)) uploads.set(u.uploadId, u);
+  const passes = await passesOf(
+    db,
+    tests,
+    [...uploads.values()],
+    (at, upload) => shas.has(upload.commitSha) || (since !== undefined && at >= since),
+  );
+  for (const p of passes) {
+    found.set(`p${p.upload.uploadId}:${p.position}`, {
+      test_case_id: p.testId,
+      at: p.at,
+      branch: p.upload.branch,
+      commit_sha: p.upload.commitSha,
+      pr_number: p.upload.prNumber,
+      outcome: 'passed',
+      upload_id: p.upload.uploadId,
+      retry_index: p.retryIndex,
+    });
   }
   return [...found.values()].sort((a, b) => a.at - b.at || a.retry_index - b.retry_index);
 }
@@ -170,8 +195,8 @@ export interface RunCounts {
 
 /**
  * For each test: its attempts that ran and failed since `since` and since `recent` (≥ since), read
- * for all the tests at once (one grouped query per attempt table, by their (test_case_id, at) keys).
- * Tests without attempts are absent.
+ * for all the tests at once: failures by one grouped query (by test_results' (test_case_id, at) key),
+ * passes from the uploads since `since` (store/passes.ts). Tests without attempts are absent.
  */
 export async function attemptCountsOf(
   db: Queryable,
@@ -188,29 +213,34 @@ export async function attemptCountsOf(
     }
     return e;
   };
-  // Failed attempts count as run and failed; passes as run only.
-  const tables = [
-    { from: sql`test_results`, only: sql`and outcome = 'failed'`, failed: true },
-    { from: sql`test_passes`, only: sql``, failed: false },
-  ];
   for (const part of chunked(testIds, 400)) {
-    for (const table of tables) {
-      const { rows } = await sql<{ id: string; n: number; r: number }>`
-        select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
-        from ${table.from}
-        where test_case_id in (${sql.join(part)}) and at >= ${since} ${table.only}
-        group by test_case_id`.execute(db);
-      for (const row of rows) {
-        const e = entry(row.id);
-        const n = Number(row.n);
-        const r = Number(row.r ?? 0);
-        e.since.ran += n;
-        e.recent.ran += r;
-        if (table.failed) {
-          e.since.failed += n;
-          e.recent.failed += r;
-        }
-      }
+    const { rows } = await sql<{ id: string; n: number; r: number }>`
+      select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
+      from test_results
+      where test_case_id in (${sql.join(part)}) and at >= ${since} and outcome = 'failed'
+      group by test_case_id`.execute(db);
+    for (const row of rows) {
+      const e = entry(row.id);
+      const n = Number(row.n);
+      const r = Number(row.r ?? 0);
+      e.since.ran += n;
+      e.recent.ran += r;
+      e.since.failed += n;
+      e.recent.failed += r;
+    }
+  }
+  // Passes count as run only.
+  const byRepo = new Map<string, OrdinalOf[]>();
+  for (const t of await ordinalsOf(db, testIds)) {
+    const list = byRepo.get(t.repoId);
+    if (list === undefined) byRepo.set(t.repoId, [t]);
+    else list.push(t);
+  }
+  for (const [repoId, tests] of byRepo) {
+    for (const [id, [n = 0, r = 0]] of await passCounts(db, repoId, tests, [since, recent])) {
+      const e = entry(id);
+      e.since.ran += n;
+      e.recent.ran += r;
     }
   }
   return out;

@@ -41,6 +41,8 @@ export interface RepositoriesTable {
   created_at: number;
   /** Incremented by every change to the repository's test health (uploads, recomputes, tickets). */
   health_version: Generated<number>;
+  /** Test ordinals handed out so far: the next new test's `test_cases.ordinal` (migration 0011). */
+  test_ordinals: Generated<number>;
 }
 
 export interface InstanceSecretsTable {
@@ -83,6 +85,8 @@ export interface TestCasesTable {
   /** test_case_id: UUID v5 of the test's identity (domain/testid). */
   id: string;
   repo_id: string;
+  /** 0, 1, 2, … per repository in the order its tests were first seen; never reused (migration 0011). */
+  ordinal: number;
   name: string;
   parent: string | null;
   classname: string | null;
@@ -116,21 +120,24 @@ export interface TestCasesTable {
 }
 
 /**
- * A passing attempt (migration 0010): branch, commit and PR are its upload's. Every other attempt
- * (failed, skipped) is a row of `test_results`.
+ * The passing attempts of one upload (migration 0012, store/pass-codec.ts): their tests' ordinals,
+ * sorted, and their times, retries and durations. Branch, commit and PR are the upload's. Every other
+ * attempt (failed, skipped) is a row of `test_results`.
  */
-export interface TestPassesTable {
-  test_case_id: string;
-  /** When the attempt ran (epoch ms). */
-  at: number;
+export interface UploadPassesTable {
+  /** The blobs' own id: new whenever they are written (cached decoded copies are keyed by it). */
+  id: string;
   upload_id: string;
-  /** Position of the attempt in its upload (keeps two passes of one test in one upload apart). */
-  seq: number;
-  retry_index: number;
-  duration_ms: number | null;
+  repo_id: string;
+  count: number;
+  /** Earliest and latest pass time (epoch ms). */
+  at_min: number;
+  at_max: number;
+  ordinals: Uint8Array;
+  details: Uint8Array;
 }
 
-/** A failed or skipped attempt (passes are in `test_passes`). */
+/** A failed or skipped attempt (passes are in `upload_passes`). */
 export interface TestResultsTable {
   id: Generated<number>;
   repo_id: string;
@@ -386,7 +393,7 @@ export interface Tables {
   uploads: UploadsTable;
   test_cases: TestCasesTable;
   test_results: TestResultsTable;
-  test_passes: TestPassesTable;
+  upload_passes: UploadPassesTable;
   test_case_events: TestCaseEventsTable;
   list_snapshots: ListSnapshotsTable;
   list_snapshot_rows: ListSnapshotRowsTable;

@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import { chunked, insertMany, type Queryable, yieldToEventLoop } from './db.ts';
+import { reserveTestOrdinals } from './repos.ts';
 import type { TestCasesTable } from './schema.ts';
 
 export type TestCaseRow = Selectable<TestCasesTable>;
@@ -8,6 +9,7 @@ export type TestCaseRow = Selectable<TestCasesTable>;
 export const SEEN_COLUMNS = [
   'id',
   'repo_id',
+  'ordinal',
   'status',
   'quarantined',
   'has_active_monitor',
@@ -24,6 +26,9 @@ function seen(r: TestCaseRow): SeenTestCase {
   return out as SeenTestCase;
 }
 
+/** A new test's row before it has its ordinal. */
+export type NewTestCase = Omit<TestCaseRow, 'ordinal'>;
+
 /** A test's last_seen_at is moved forward only when it is older than this (saves a row write per test per upload). */
 export const SEEN_PRECISION_MS = 3_600_000;
 
@@ -33,8 +38,8 @@ export interface UploadTests {
   readonly now: number;
   /** Distinct test ids. */
   readonly ids: readonly string[];
-  /** The row to insert for a test that does not exist yet. */
-  readonly build: (id: string) => TestCaseRow;
+  /** The row to insert for a test that does not exist yet (its ordinal is handed out here). */
+  readonly build: (id: string) => NewTestCase;
   /** Each test's owners (JSON) when the upload carried CODEOWNERS: owners that changed are replaced. */
   readonly owners: ReadonlyMap<string, string> | undefined;
   /** Rows known to be current (of this repository): not looked up, and returned as they are. */
@@ -75,10 +80,13 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
   // New rows go in by name: two of the table's indexes (unhealthy and quarantined lists) are ordered
   // by name within a repository and status, one (the primary key) by id; in name order two of the
   // three grow at their end instead of all over (100k new tests: 1.9 → 1.1 s on SQLite).
-  const fresh = unknown
+  const named = unknown
     .filter((id) => !existing.has(id))
     .map(tests.build)
     .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  // Ordinals in the same order: the (repository, ordinal) index grows at its end too.
+  const first = named.length === 0 ? 0 : await reserveTestOrdinals(db, repoId, named.length);
+  const fresh: TestCaseRow[] = named.map((row, i) => ({ ...row, ordinal: first + i }));
   const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
   if (inserted === fresh.length) {
     for (const r of fresh) out.push(seen(r));

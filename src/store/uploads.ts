@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Queryable } from './db.ts';
+import { deleteUploadPasses } from './passes.ts';
 import type { UploadsTable } from './schema.ts';
 
 export type UploadRow = Selectable<UploadsTable>;
@@ -45,8 +46,8 @@ export async function uploadsCreatedBefore(
  * indexes). Returns the attempts deleted. Its tests stay, with their status and history.
  */
 export async function deleteUploadWithAttempts(db: Queryable, id: string): Promise<number> {
-  const passes = await db.deleteFrom('test_passes').where('upload_id', '=', id).executeTakeFirst();
+  const passes = await deleteUploadPasses(db, id);
   const results = await db.deleteFrom('test_results').where('upload_id', '=', id).executeTakeFirst();
   await db.deleteFrom('uploads').where('id', '=', id).execute();
-  return Number(passes.numDeletedRows) + Number(results.numDeletedRows);
+  return passes + Number(results.numDeletedRows);
 }

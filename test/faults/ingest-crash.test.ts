@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
+import { storedAttempts } from '../support/attempts.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
 import { junitXml, multipart } from '../support/upload.ts';
 import { ORG, post, randomInt, ServerProcess, serverEnv, TOKEN } from './support/cluster.ts';
@@ -83,21 +83,9 @@ async function stored(database: Database, uploads: readonly PlannedUpload[]) {
     .select(['id', 'upload_key'])
     .where('upload_key', 'in', keys)
     .execute();
-  const resultsByUpload = new Map(
-    (rows.length === 0
-      ? []
-      : await db
-          .selectFrom(attemptsTable().as('a'))
-          .select(['upload_id', (eb) => eb.fn.countAll<number>().as('n')])
-          .where(
-            'upload_id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .groupBy('upload_id')
-          .execute()
-    ).map((r) => [r.upload_id, Number(r.n)]),
-  );
+  const attempts = await storedAttempts(db);
+  const resultsByUpload = new Map<string, number>();
+  for (const a of attempts) resultsByUpload.set(a.upload_id, (resultsByUpload.get(a.upload_id) ?? 0) + 1);
   const casesByClass = new Map(
     (
       await db
@@ -112,21 +100,14 @@ async function stored(database: Database, uploads: readonly PlannedUpload[]) {
         .execute()
     ).map((r) => [r.classname, Number(r.n)]),
   );
-  const resultsByClass = new Map(
-    (
-      await db
-        .selectFrom(attemptsTable().as('a'))
-        .innerJoin('test_cases', 'test_cases.id', 'a.test_case_id')
-        .select(['test_cases.classname', (eb) => eb.fn.countAll<number>().as('n')])
-        .where(
-          'test_cases.classname',
-          'in',
-          uploads.map((u) => u.classname),
-        )
-        .groupBy('test_cases.classname')
-        .execute()
-    ).map((r) => [r.classname, Number(r.n)]),
+  const classOf = new Map(
+    (await db.selectFrom('test_cases').select(['id', 'classname']).execute()).map((r) => [r.id, r.classname]),
   );
+  const resultsByClass = new Map<string | null, number>();
+  for (const a of attempts) {
+    const classname = classOf.get(a.test_case_id) ?? null;
+    resultsByClass.set(classname, (resultsByClass.get(classname) ?? 0) + 1);
+  }
   return uploads.map((u) => {
     const row = rows.find((r) => r.upload_key === u.key);
     return {
@@ -140,12 +121,6 @@ async function stored(database: Database, uploads: readonly PlannedUpload[]) {
   });
 }
 
-/** Every stored attempt: failed and skipped ones in test_results, passes in test_passes. */
-function attemptsTable() {
-  return sql<{ upload_id: string; test_case_id: string }>`(select upload_id, test_case_id from test_results
-    union all select upload_id, test_case_id from test_passes)`;
-}
-
 type Stored = Awaited<ReturnType<typeof stored>>[number];
 
 const complete = (s: Stored) =>
@@ -156,11 +131,8 @@ const complete = (s: Stored) =>
 const absent = (s: Stored) => s.uploadId === undefined && s.testCases === 0 && s.resultsOfItsTests === 0;
 
 async function orphanResults(database: Database): Promise<number> {
-  const row = await sql<{ n: number }>`
-    select count(*) as n from (${attemptsTable()}) a where upload_id not in (select id from uploads)`.execute(
-    database.db,
-  );
-  return Number(row.rows[0]?.n ?? 0);
+  const uploads = new Set((await database.db.selectFrom('uploads').select('id').execute()).map((u) => u.id));
+  return (await storedAttempts(database.db)).filter((a) => !uploads.has(a.upload_id)).length;
 }
 
 describe(`crash during ingestion (${onPostgres ? 'PostgreSQL' : 'SQLite'})`, () => {

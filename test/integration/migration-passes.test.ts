@@ -1,11 +1,14 @@
-// Migration 0010 moves passing attempts out of test_results into test_passes. Data written by the
-// real upload path is moved back (down) and forward (up) again: the flaky-tests answers must not
-// change, and no attempt may be lost or doubled on the way.
+// Migration 0010 moved passing attempts out of test_results into test_passes (a row per pass),
+// migration 0012 from there into upload_passes (a row per upload). Data written by the real upload
+// path is moved back (down, one migration at a time) and forward (up) again: the flaky-tests answers
+// must not change, and no attempt may be lost or doubled on the way.
 import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
+import { countPasses } from '../../src/store/passes.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { storedAttempts } from '../support/attempts.ts';
 import { onPostgres } from '../support/database.ts';
 import { junit, junitXml, upload } from '../support/upload.ts';
 
@@ -26,7 +29,7 @@ async function tableExists(t: TestApp, table: string): Promise<boolean> {
   return Number(rows[0]?.n ?? 0) > 0;
 }
 
-describe('migration 0010: passes in a table of their own', () => {
+describe('migrations 0010 and 0012: where passes are stored', () => {
   let t: TestApp;
   let token: string;
   const scope = { repo: REPO, org_url_slug: 'acme' };
@@ -64,27 +67,44 @@ describe('migration 0010: passes in a table of their own', () => {
     const before = await answers();
     expect(before.flaky.length).toBeGreaterThan(0);
     expect(before.details.some((d) => d.failure_rate_last_7d === 0)).toBe(true);
-    const passes = await count(t, 'test_passes');
+    const pairs = async () =>
+      (await storedAttempts(t.db.database.db)).map((a) => `${a.upload_id} ${a.test_case_id}`).sort();
+    const attempts = await pairs();
+    const passes = await countPasses(t.db.database.db);
     const others = await count(t, 'test_results');
     expect(passes).toBeGreaterThan(0);
     expect(others).toBeGreaterThan(0);
+    expect(attempts).toHaveLength(passes + others);
     expect(await count(t, 'test_results', sql`outcome = 'passed'`)).toBe(0);
 
     const migrator = new Migrator({
       db: t.db.database.db,
       provider: { getMigrations: async () => ({ ...migrations }) },
     });
-    const down = await migrator.migrateDown();
+    // 0012 down: a row per pass again.
+    const rows = await migrator.migrateTo('0011_test_ordinals');
+    expect(rows.error).toBeUndefined();
+    expect(await tableExists(t, 'upload_passes')).toBe(false);
+    expect(await count(t, 'test_passes')).toBe(passes);
+    const { rows: passRows } = await sql<{ upload_id: string; test_case_id: string }>`
+      select upload_id, test_case_id from test_passes union all
+      select upload_id, test_case_id from test_results`.execute(t.db.database.db);
+    expect(passRows.map((a) => `${a.upload_id} ${a.test_case_id}`).sort()).toEqual(attempts);
+
+    // 0011 and 0010 down: passes back among the other results.
+    const down = await migrator.migrateTo('0009_dashboard');
     expect(down.error).toBeUndefined();
-    expect(down.results?.[0]?.migrationName).toBe('0010_test_passes');
+    expect(down.results?.map((r) => r.migrationName)).toEqual(['0011_test_ordinals', '0010_test_passes']);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await count(t, 'test_results')).toBe(passes + others);
     expect(await count(t, 'test_results', sql`outcome = 'passed'`)).toBe(passes);
 
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual(['0010_test_passes']);
-    expect(await count(t, 'test_passes')).toBe(passes);
+    expect(up.applied).toEqual(['0010_test_passes', '0011_test_ordinals', '0012_upload_passes']);
+    expect(await tableExists(t, 'test_passes')).toBe(false);
+    expect(await countPasses(t.db.database.db)).toBe(passes);
     expect(await count(t, 'test_results')).toBe(others);
+    expect(await pairs()).toEqual(attempts);
     expect(await answers()).toEqual(before);
   });
 });

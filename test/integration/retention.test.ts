@@ -3,6 +3,7 @@
 // newer results are untouched; 0 keeps everything.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/runner/health-sweep.ts';
+import { countPasses } from '../../src/store/passes.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
@@ -32,7 +33,7 @@ async function setUp(env: Record<string, string> = {}) {
   const sweep = () => runHealthSweep({ db: app.db.database.db, config: app.config, now: () => clock });
   const stored = async () => {
     const db = app.db.database.db;
-    const count = async (table: 'test_passes' | 'test_results' | 'uploads' | 'test_cases') =>
+    const count = async (table: 'test_results' | 'uploads' | 'test_cases') =>
       Number(
         (
           await db
@@ -43,7 +44,7 @@ async function setUp(env: Record<string, string> = {}) {
       );
     return {
       uploads: await count('uploads'),
-      passes: await count('test_passes'),
+      passes: await countPasses(db),
       results: await count('test_results'),
       tests: await count('test_cases'),
     };

@@ -1,11 +1,10 @@
 // Shortcuts on the parser thread must never change what they compute: remembered test ids are the
 // ids testCaseId gives, the guarded masks of normaliseLine give what running every mask would,
-// remembered failure facts are describeFailure's, and a reused order is keyOrder's. (Fingerprints
-// are stored: a different normalisation would split a test's failure groups.)
+// and remembered failure facts are describeFailure's. (Fingerprints are stored: a different
+// normalisation would split a test's failure groups.)
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { failureFacts, type IdentityContext, idOrder } from '../../src/app/ingest/derive.ts';
-import { keyOrder } from '../../src/app/ingest/key-order.ts';
+import { failureFacts, type IdentityContext } from '../../src/app/ingest/derive.ts';
 import { TestIdMemo } from '../../src/app/ingest/test-id-memo.ts';
 import { describeFailure } from '../../src/domain/failures/index.ts';
 import { MASKS, normaliseLine, stripAnsi } from '../../src/domain/failures/normalise.ts';
@@ -116,23 +115,5 @@ describe('failureFacts', () => {
       { numRuns: 2_000 },
     );
     expect(failureFacts({ outcome: 'passed' } as JunitAttempt)).toBeNull();
-  });
-});
-
-describe('idOrder', () => {
-  it("gives keyOrder's order, for a file listing the same ids again and for any other", () => {
-    const ids = fc.array(fc.constantFrom('a', 'b', 'c', 'd0', 'd1'), { maxLength: 12 });
-    fc.assert(
-      fc.property(fc.array(ids, { minLength: 1, maxLength: 5 }), (files) => {
-        for (const file of [...files, ...files]) {
-          const order = idOrder(file);
-          expect([...order]).toEqual([...keyOrder(file)]);
-          // The request thread takes the order's buffer: the next file must not see that.
-          order.fill(-1);
-          expect([...idOrder([...file])]).toEqual([...keyOrder(file)]);
-        }
-      }),
-      { numRuns: 2_000 },
-    );
   });
 });

@@ -146,6 +146,7 @@ export async function recomputeTests(
   const attempts = await loadAttempts(db, repoId, testIds, {
     commitShas: options.commitShas,
     since: windowedSince(settings.policy, now),
+    ordinals: rows.map((r) => ({ id: r.id, ordinal: r.ordinal })),
   });
   const byTest = new Map<string, Attempt[]>();
   for (const a of attempts) {

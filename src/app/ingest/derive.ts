@@ -5,7 +5,6 @@
 import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { Lru } from '../lru.ts';
-import { keyOrder } from './key-order.ts';
 import { type AttemptBudget, type ParsedFile, parseJunitFile } from './parse-file.ts';
 import { TestIdMemo } from './test-id-memo.ts';
 
@@ -59,36 +58,12 @@ export function failureFacts(a: JunitAttempt): FailureFacts | null {
   return facts;
 }
 
-/** The test ids of the last file this thread ordered, and their order. */
-let lastOrdered: { readonly ids: readonly string[]; readonly order: Int32Array } | undefined;
-
-function sameIds(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/**
- * keyOrder, but a file listing the same ids as the last one (a suite uploaded again, usually in the
- * same order) gets the last order again instead of sorting 100k ids (~0.1 s). A copy each time: the
- * order travels to the request thread, which takes its buffer.
- */
-export function idOrder(ids: readonly string[]): Int32Array {
-  if (lastOrdered !== undefined && sameIds(lastOrdered.ids, ids)) return lastOrdered.order.slice();
-  const order = keyOrder(ids);
-  lastOrdered = { ids, order: order.slice() };
-  return order;
-}
-
-/**
- * The file with its attempts' failure facts and, when the identity is known, their test ids and the
- * attempts' order by test id (sorting 100k ids is a tenth of a second better spent here).
- */
+/** The file with its attempts' failure facts and, when the identity is known, their test ids. */
 export function deriveFile(file: ParsedFile, identity: IdentityContext | undefined): ParsedFile {
   const failures = file.attempts.map(failureFacts);
   if (identity === undefined) return { ...file, failures };
   const testIds = file.attempts.map((a) => attemptTestId(identity, a));
-  return { ...file, failures, ids: { identity, testIds, order: idOrder(testIds) } };
+  return { ...file, failures, ids: { identity, testIds } };
 }
 
 /** Parses one file and derives what ingestion needs from it: what a parser thread does per file. */

@@ -5,16 +5,17 @@ import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { repoFullName, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
+import type { PassEntry } from '../../store/pass-codec.ts';
 import { bumpHealthVersion, findRepo, healthVersion } from '../../store/repos.ts';
 import {
   insertAttempts,
   lockRepositoryHealth,
-  type NewPass,
   type NewResult,
   testsFailedOnCommits,
 } from '../../store/results.ts';
 import {
   findTestCases,
+  type NewTestCase,
   type SeenTestCase,
   type TestCaseRow,
   upsertTestCases,
@@ -33,7 +34,6 @@ import {
   type IdentityContext,
   sameIdentity,
 } from './derive.ts';
-import { attemptOrder } from './key-order.ts';
 import type { ParsedFile } from './parse-file.ts';
 import { buildResult, type UploadResult } from './result.ts';
 import { seenTestsCache } from './seen-cache.ts';
@@ -72,25 +72,15 @@ function attemptTime(attempt: JunitAttempt, now: number): number {
   return t !== null && t >= now - OLDEST_PLAUSIBLE_MS && t <= now + FUTURE_SLACK_MS ? t : now;
 }
 
-/**
- * Each attempt with its test id and failure facts: those derived while parsing, if they still hold.
- * `runs`: the files' own orders by test id (offset to their place among all attempts) when every
- * file's ids were derived for this identity; undefined when some were computed here.
- */
+/** Each attempt with its test id and failure facts: those derived while parsing, if they still hold. */
 export function identify(
   files: readonly ParsedFile[],
   identity: IdentityContext,
   now: number,
-): { attempts: IdentifiedAttempt[]; runs: Int32Array[] | undefined } {
+): IdentifiedAttempt[] {
   const attempts: IdentifiedAttempt[] = [];
-  let runs: Int32Array[] | undefined = [];
   for (const f of files) {
     const ids = f.ids !== undefined && sameIdentity(f.ids.identity, identity) ? f.ids : undefined;
-    if (f.attempts.length > 0) {
-      const offset = attempts.length;
-      if (ids === undefined) runs = undefined;
-      else runs?.push(offset === 0 ? ids.order : ids.order.map((i) => i + offset));
-    }
     for (let k = 0; k < f.attempts.length; k++) {
       const attempt = f.attempts[k] as JunitAttempt;
       attempts.push({
@@ -101,7 +91,7 @@ export function identify(
       });
     }
   }
-  return { attempts, runs };
+  return attempts;
 }
 
 /**
@@ -155,32 +145,28 @@ function duration(a: JunitAttempt): number | null {
 }
 
 /**
- * The upload's attempts as stored: passes (narrow rows) apart from failed and skipped attempts, both
- * in test id order (the passes by `order`, as insertAttempts needs).
+ * The upload's attempts as stored: failed and skipped ones as rows, in test id order, and passes by
+ * their tests' ordinals (`ordinals`: the upload's tests).
  */
 function attemptRows(
   attempts: readonly IdentifiedAttempt[],
-  order: Int32Array,
+  ordinals: ReadonlyMap<string, number>,
   ctx: RowContext,
-): { results: NewResult[]; passes: NewPass[] } {
+): { results: NewResult[]; passes: PassEntry[] } {
   const results: NewResult[] = [];
-  for (const x of attempts) if (x.attempt.outcome !== 'passed') results.push(resultRow(x, ctx));
+  const passes: PassEntry[] = [];
+  for (const x of attempts) {
+    if (x.attempt.outcome !== 'passed') {
+      results.push(resultRow(x, ctx));
+      continue;
+    }
+    const ordinal = ordinals.get(x.testId);
+    if (ordinal === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
+    passes.push({ ordinal, at: x.at, retryIndex: x.attempt.retryIndex, durationMs: duration(x.attempt) });
+  }
   // By test too (a stable sort: a test's own attempts keep their order): every index of
   // test_results leads with the test after the upload's constants, so they all grow in one sweep.
   results.sort((a, b) => (a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0));
-  const passes: NewPass[] = [];
-  for (const seq of order) {
-    const x = attempts[seq] as IdentifiedAttempt;
-    if (x.attempt.outcome !== 'passed') continue;
-    passes.push({
-      test_case_id: x.testId,
-      at: x.at,
-      upload_id: ctx.uploadId,
-      seq,
-      retry_index: x.attempt.retryIndex,
-      duration_ms: duration(x.attempt),
-    });
-  }
   return { results, passes };
 }
 
@@ -190,7 +176,7 @@ function newTestCase(
   variant: string,
   now: number,
   owners = '[]',
-): TestCaseRow {
+): NewTestCase {
   const a = x.attempt;
   return {
     id: x.testId,
@@ -359,8 +345,7 @@ export async function ingestUpload(
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
-    const identified = identify(files, identity, now);
-    const { attempts, rows } = await storeTestCases(trx, identified.attempts, {
+    const { attempts, rows } = await storeTestCases(trx, identify(files, identity, now), {
       orgSlug: caller.orgSlug,
       repo: repository,
       variant,
@@ -386,15 +371,13 @@ export async function ingestUpload(
     const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertAttempts(
       trx,
-      attemptRows(
-        attempts,
-        // The files' orders hold unless storeTestCases re-derived ids (then it returns new attempts).
-        attemptOrder(
-          attempts === identified.attempts ? identified.runs : undefined,
-          attempts.map((x) => x.testId),
-        ),
-        { repoId: repository.id, uploadId, meta: stored, quarantined },
-      ),
+      { id: uploadId, repoId: repository.id },
+      attemptRows(attempts, new Map(rows.map((r) => [r.id, r.ordinal])), {
+        repoId: repository.id,
+        uploadId,
+        meta: stored,
+        quarantined,
+      }),
     );
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, meta.commit_sha, settings);

@@ -15,14 +15,10 @@ export interface ParsedFile {
   readonly attempts: JunitAttempt[];
   /** Per attempt: its failure's facts, null unless it failed (derive.ts; absent: not derived yet). */
   readonly failures?: readonly (FailureFacts | null)[];
-  /**
-   * Per attempt: its test id for `identity`, and the attempts' indexes ordered by test id (absent:
-   * the identity was not known while parsing).
-   */
+  /** Per attempt: its test id for `identity` (absent: the identity was not known while parsing). */
   readonly ids?: {
     readonly identity: IdentityContext;
     readonly testIds: readonly string[];
-    readonly order: Int32Array;
   };
 }
 

@@ -54,8 +54,10 @@ port.on('message', (message: ToParser) => {
     parseAndDerive(message.name, queue, message.maxBytes, message.identity, message.budget)
       .then((parsed) => {
         const file = encodeParsedFile(parsed);
-        const buffers = [file.ints.buffer, file.nums.buffer, file.ids?.order.buffer];
-        send({ kind: 'parsed', id, file }, buffers.filter((b) => b !== undefined) as ArrayBuffer[]);
+        send({ kind: 'parsed', id, file }, [
+          file.ints.buffer as ArrayBuffer,
+          file.nums.buffer as ArrayBuffer,
+        ]);
       })
       .catch((error: unknown) => send({ kind: 'failed', id, message: String(error) }))
       .finally(() => files.delete(id));

@@ -22,7 +22,6 @@ export interface EncodedFile {
   readonly ids?: {
     readonly identity: IdentityContext;
     readonly joined: string;
-    readonly order: Int32Array;
   };
 }
 
@@ -104,7 +103,6 @@ export function encodeParsedFile(file: ParsedFile): EncodedFile {
           ids: {
             identity: file.ids.identity,
             joined: file.ids.testIds.join(SEPARATOR),
-            order: file.ids.order,
           },
         }),
   };
@@ -157,7 +155,6 @@ export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
           ids: {
             identity: ids.identity,
             testIds: encoded.count === 0 ? [] : ids.joined.split(SEPARATOR),
-            order: ids.order,
           },
         }),
   };

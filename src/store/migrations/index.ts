@@ -9,6 +9,8 @@ import * as m0007 from './0007_github.ts';
 import * as m0008 from './0008_ingest_indexes.ts';
 import * as m0009 from './0009_dashboard.ts';
 import * as m0010 from './0010_test_passes.ts';
+import * as m0011 from './0011_test_ordinals.ts';
+import * as m0012 from './0012_upload_passes.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -25,4 +27,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0008_ingest_indexes': m0008,
   '0009_dashboard': m0009,
   '0010_test_passes': m0010,
+  '0011_test_ordinals': m0011,
+  '0012_upload_passes': m0012,
 };

@@ -1,0 +1,120 @@
+// The passes of one upload as stored in `upload_passes` (migration 0012): two blobs of little-endian
+// typed arrays instead of a row per pass. `ordinals` holds the passing tests' ordinals
+// (test_cases.ordinal), sorted, a test once per pass; `details` holds, for the same positions, each
+// pass's time as milliseconds after the upload's earliest pass (uint32), its retry index (int32) and
+// its duration in ms (int32, -1: none). A reader that only counts passes reads the first blob; the
+// second is read when times matter. Uploads never change once stored, so readers may keep decoded
+// blobs (pass-cache.ts).
+import os from 'node:os';
+
+if (os.endianness() !== 'LE') throw new Error('upload_passes blobs are little-endian typed arrays');
+
+/** One passing attempt, as ingestion hands it over. */
+export interface PassEntry {
+  readonly ordinal: number;
+  readonly at: number;
+  readonly retryIndex: number;
+  readonly durationMs: number | null;
+}
+
+/** The decoded passes of one upload, in ordinal order (a test's passes in the order they came). */
+export interface UploadPassSet {
+  readonly ordinals: Int32Array;
+  /** The earliest pass's time: `at[i]` is `atMin + atOffsets[i]`. */
+  readonly atMin: number;
+  readonly atMax: number;
+}
+
+export interface PassDetails {
+  readonly atOffsets: Uint32Array;
+  readonly retries: Int32Array;
+  readonly durations: Int32Array;
+}
+
+export interface EncodedPasses {
+  readonly count: number;
+  readonly atMin: number;
+  readonly atMax: number;
+  readonly ordinals: Uint8Array;
+  readonly details: Uint8Array;
+}
+
+/** Times of one upload's passes may span at most this much (ingestion keeps them within ~30 days). */
+const MAX_SPAN_MS = 0xffff_ffff;
+
+/** Encodes passes given in any order; a test's passes keep their relative order. */
+export function encodePasses(entries: readonly PassEntry[]): EncodedPasses {
+  const n = entries.length;
+  let atMin = Number.POSITIVE_INFINITY;
+  let atMax = Number.NEGATIVE_INFINITY;
+  for (const e of entries) {
+    if (e.at < atMin) atMin = e.at;
+    if (e.at > atMax) atMax = e.at;
+  }
+  if (n === 0) atMin = atMax = 0;
+  if (atMax - atMin > MAX_SPAN_MS)
+    throw new Error(`the passes of one upload span more than ${MAX_SPAN_MS} ms`);
+  // Sort positions by (ordinal, position): one float key each, sorted natively.
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = (entries[i] as PassEntry).ordinal * 2 ** 21 + i;
+  if (n >= 2 ** 21) throw new Error('too many passes in one upload');
+  keys.sort();
+  const ordinals = new Int32Array(n);
+  const atOffsets = new Uint32Array(n);
+  const retries = new Int32Array(n);
+  const durations = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    const e = entries[(keys[k] as number) % 2 ** 21] as PassEntry;
+    ordinals[k] = e.ordinal;
+    atOffsets[k] = e.at - atMin;
+    retries[k] = e.retryIndex;
+    durations[k] = e.durationMs === null ? -1 : Math.min(e.durationMs, 0x7fff_ffff);
+  }
+  const details = new Uint8Array(n * 12);
+  details.set(new Uint8Array(atOffsets.buffer), 0);
+  details.set(new Uint8Array(retries.buffer), n * 4);
+  details.set(new Uint8Array(durations.buffer), n * 8);
+  return { count: n, atMin, atMax, ordinals: new Uint8Array(ordinals.buffer), details };
+}
+
+/** A copy of `bytes` in a buffer of its own, aligned for typed-array views. */
+function aligned(bytes: Uint8Array): ArrayBuffer {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return copy.buffer;
+}
+
+export function decodeOrdinals(bytes: Uint8Array, atMin: number, atMax: number): UploadPassSet {
+  if (bytes.byteLength % 4 !== 0) throw new Error('a corrupt upload_passes.ordinals blob');
+  return { ordinals: new Int32Array(aligned(bytes)), atMin, atMax };
+}
+
+export function decodeDetails(bytes: Uint8Array, count: number): PassDetails {
+  if (bytes.byteLength !== count * 12) throw new Error('a corrupt upload_passes.details blob');
+  const buffer = aligned(bytes);
+  return {
+    atOffsets: new Uint32Array(buffer, 0, count),
+    retries: new Int32Array(buffer, count * 4, count),
+    durations: new Int32Array(buffer, count * 8, count),
+  };
+}
+
+/** The first position in `sorted` whose value is ≥ `value`. */
+export function lowerBound(sorted: Int32Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The positions [from, to) of `ordinal`'s passes in a sorted ordinals array. */
+export function passRange(sorted: Int32Array, ordinal: number): [number, number] {
+  const from = lowerBound(sorted, ordinal);
+  let to = from;
+  while (to < sorted.length && sorted[to] === ordinal) to++;
+  return [from, to];
+}
