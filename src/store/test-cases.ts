@@ -46,6 +46,13 @@ export interface UploadTests {
   readonly known: ReadonlyMap<string, SeenTestCase>;
 }
 
+/** What `upsertTestCases` returns: every row, and those that are not rows of `known` as they were. */
+export interface UpsertedTests {
+  readonly rows: SeenTestCase[];
+  /** New tests, tests looked up, and known ones rewritten (seen again, new owners). */
+  readonly changed: SeenTestCase[];
+}
+
 /**
  * Stores an upload's tests and returns their rows: looks them up by primary key, inserts the new ones,
  * marks known ones seen (when last seen over an hour ago) and replaces owners that changed. A known
@@ -53,52 +60,15 @@ export interface UploadTests {
  * writes, and none for the `known` rows. An id that belongs to another repository is left untouched
  * and not returned: the caller re-derives those ids.
  */
-export async function upsertTestCases(db: Queryable, tests: UploadTests): Promise<SeenTestCase[]> {
+export async function upsertTestCases(db: Queryable, tests: UploadTests): Promise<UpsertedTests> {
   const { repoId, now, owners } = tests;
-  const existing = new Map<string, SeenTestCase>();
-  const unknown: string[] = [];
-  for (const id of tests.ids) {
-    const k = tests.known.get(id);
-    if (k === undefined) unknown.push(id);
-    else existing.set(id, k);
-  }
-  const lookUp = async (ids: readonly string[]) => {
-    for (const part of chunked(ids)) {
-      for (const r of await db
-        .selectFrom('test_cases')
-        .select(SEEN_COLUMNS)
-        .where('id', 'in', part)
-        .execute())
-        existing.set(r.id, r);
-      await yieldToEventLoop();
-    }
-  };
-  // In key order, chunk after chunk: each statement's lookups walk on through the primary key's
-  // B-tree instead of jumping across it.
-  await lookUp(unknown.sort());
-  const out: SeenTestCase[] = [];
-  // New rows go in by name: two of the table's indexes (unhealthy and quarantined lists) are ordered
-  // by name within a repository and status, one (the primary key) by id; in name order two of the
-  // three grow at their end instead of all over (100k new tests: 1.9 → 1.1 s on SQLite).
-  const named = unknown
-    .filter((id) => !existing.has(id))
-    .map(tests.build)
-    .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-  // Ordinals in the same order: the (repository, ordinal) index grows at its end too.
-  const first = named.length === 0 ? 0 : await reserveTestOrdinals(db, repoId, named.length);
-  const fresh: TestCaseRow[] = named.map((row, i) => ({ ...row, ordinal: first + i }));
-  const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
-  if (inserted === fresh.length) {
-    for (const r of fresh) out.push(seen(r));
-  } else {
-    // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
-    // those of other repositories are skipped below.
-    await lookUp(fresh.map((r) => r.id));
-  }
+  const kept: SeenTestCase[] = [];
+  const changed: SeenTestCase[] = [];
   const stale: string[] = [];
   const changedOwners = new Map<string, string[]>();
-  for (const found of existing.values()) {
-    if (found.repo_id !== repoId) continue;
+  /** A row found (known or looked up): kept, seen again or given new owners as needed. */
+  const keep = (found: SeenTestCase, isKnown: boolean) => {
+    if (found.repo_id !== repoId) return;
     // Rows are shared (with `known`): a change makes a new one.
     let row = found;
     if (row.last_seen_at < now - SEEN_PRECISION_MS) {
@@ -112,7 +82,54 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
       else ids.push(row.id);
       row = { ...row, codeowners };
     }
-    out.push(row);
+    kept.push(row);
+    if (!isKnown || row !== found) changed.push(row);
+  };
+  const unknown: string[] = [];
+  for (const id of tests.ids) {
+    const k = tests.known.get(id);
+    if (k === undefined) unknown.push(id);
+    else keep(k, true);
+  }
+  const found = new Set<string>();
+  const lookUp = async (ids: readonly string[]) => {
+    for (const part of chunked(ids)) {
+      for (const r of await db
+        .selectFrom('test_cases')
+        .select(SEEN_COLUMNS)
+        .where('id', 'in', part)
+        .execute()) {
+        found.add(r.id);
+        keep(r, false);
+      }
+      await yieldToEventLoop();
+    }
+  };
+  // In key order, chunk after chunk: each statement's lookups walk on through the primary key's
+  // B-tree instead of jumping across it.
+  await lookUp(unknown.sort());
+  // New rows go in by name: two of the table's indexes (unhealthy and quarantined lists) are ordered
+  // by name within a repository and status, one (the primary key) by id; in name order two of the
+  // three grow at their end instead of all over (100k new tests: 1.9 → 1.1 s on SQLite).
+  const named = unknown
+    .filter((id) => !found.has(id))
+    .map(tests.build)
+    .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  // Ordinals in the same order: the (repository, ordinal) index grows at its end too.
+  const first = named.length === 0 ? 0 : await reserveTestOrdinals(db, repoId, named.length);
+  const fresh: TestCaseRow[] = named.map((row, i) => ({ ...row, ordinal: first + i }));
+  const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
+  const out: SeenTestCase[] = [];
+  if (inserted === fresh.length) {
+    for (const r of fresh) {
+      const row = seen(r);
+      out.push(row);
+      changed.push(row);
+    }
+  } else {
+    // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
+    // those of other repositories are skipped.
+    await lookUp(fresh.map((r) => r.id));
   }
   for (const part of chunked(stale)) {
     await db.updateTable('test_cases').set({ last_seen_at: now }).where('id', 'in', part).execute();
@@ -122,7 +139,8 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
       await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
     }
   }
-  return out;
+  for (const row of kept) out.push(row);
+  return { rows: out, changed };
 }
 
 /**

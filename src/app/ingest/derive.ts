@@ -1,7 +1,8 @@
 // What ingestion derives from each attempt before storing it: the test's id (a SHA-1 per attempt)
 // and, for a failure, its fingerprint and summary (normalising its text). Both are pure and cost
-// about half a second per 100k attempts, so the parser thread computes them next to the parse
-// (parser-pool.ts) and the request thread only checks they were computed for the right identity.
+// about half a second per 100k attempts (far less for a suite seen before), so the request thread
+// derives each batch of attempts a parser thread sends while that thread parses on (parser-pool.ts),
+// and ingestion only checks they were derived for the right identity.
 import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { Lru } from '../lru.ts';
@@ -58,12 +59,25 @@ export function failureFacts(a: JunitAttempt): FailureFacts | null {
   return facts;
 }
 
+/**
+ * Appends the attempts' failure facts and, when the identity is known, their test ids to `into`
+ * (attempts arrive in batches from a parser thread; the request thread derives each batch meanwhile).
+ */
+export function deriveInto(
+  into: { failures: (FailureFacts | null)[]; testIds: string[] },
+  attempts: readonly JunitAttempt[],
+  identity: IdentityContext | undefined,
+): void {
+  for (const a of attempts) into.failures.push(failureFacts(a));
+  if (identity !== undefined) for (const a of attempts) into.testIds.push(attemptTestId(identity, a));
+}
+
 /** The file with its attempts' failure facts and, when the identity is known, their test ids. */
 export function deriveFile(file: ParsedFile, identity: IdentityContext | undefined): ParsedFile {
-  const failures = file.attempts.map(failureFacts);
-  if (identity === undefined) return { ...file, failures };
-  const testIds = file.attempts.map((a) => attemptTestId(identity, a));
-  return { ...file, failures, ids: { identity, testIds } };
+  const derived: { failures: (FailureFacts | null)[]; testIds: string[] } = { failures: [], testIds: [] };
+  deriveInto(derived, file.attempts, identity);
+  const { failures, testIds } = derived;
+  return identity === undefined ? { ...file, failures } : { ...file, failures, ids: { identity, testIds } };
 }
 
 /** Parses one file and derives what ingestion needs from it: what a parser thread does per file. */

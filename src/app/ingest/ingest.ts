@@ -144,13 +144,22 @@ function duration(a: JunitAttempt): number | null {
   return a.durationMs === null ? null : Math.round(a.durationMs);
 }
 
+/** A test's ordinal (never changes): from the rows the upload rewrote, else from the known ones. */
+function ordinalOf(
+  known: ReadonlyMap<string, SeenTestCase>,
+  rewritten: readonly SeenTestCase[],
+): (testId: string) => number | undefined {
+  const others = new Map(rewritten.map((r) => [r.id, r.ordinal]));
+  return (id) => others.get(id) ?? known.get(id)?.ordinal;
+}
+
 /**
  * The upload's attempts as stored: failed and skipped ones as rows, in test id order, and passes by
- * their tests' ordinals (`ordinals`: the upload's tests).
+ * their tests' ordinals.
  */
 function attemptRows(
   attempts: readonly IdentifiedAttempt[],
-  ordinals: ReadonlyMap<string, number>,
+  ordinalOf: (testId: string) => number | undefined,
   ctx: RowContext,
 ): { results: NewResult[]; passes: PassEntry[] } {
   const results: NewResult[] = [];
@@ -160,7 +169,7 @@ function attemptRows(
       results.push(resultRow(x, ctx));
       continue;
     }
-    const ordinal = ordinals.get(x.testId);
+    const ordinal = ordinalOf(x.testId);
     if (ordinal === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
     passes.push({ ordinal, at: x.at, retryIndex: x.attempt.retryIndex, durationMs: duration(x.attempt) });
   }
@@ -243,13 +252,13 @@ async function storeTestCases(
     rules: CodeownersRule[] | undefined;
     known: ReadonlyMap<string, SeenTestCase>;
   },
-): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[] }> {
+): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[]; changed: SeenTestCase[] }> {
   const store = async (attempts: IdentifiedAttempt[]) => {
     const firstOfEach = new Map<string, IdentifiedAttempt>();
     for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
     const owners = input.rules === undefined ? undefined : ownersByTest(attempts, input.rules);
     const ids = [...firstOfEach.keys()];
-    const rows = await upsertTestCases(db, {
+    const upserted = await upsertTestCases(db, {
       repoId: input.repo.id,
       now: input.now,
       ids,
@@ -264,15 +273,16 @@ async function storeTestCases(
       owners,
       known: input.known,
     });
-    return { rows, ids };
+    return { ...upserted, ids };
   };
   const first = await store(identified);
-  if (first.rows.length === first.ids.length) return { attempts: identified, rows: first.rows };
+  if (first.rows.length === first.ids.length)
+    return { attempts: identified, rows: first.rows, changed: first.changed };
   const mine = new Set(first.rows.map((r) => r.id));
   const local = (id: string) => uuidV5(`${input.orgSlug}#${repoFullName(input.repo)}#${id}`);
   const attempts = identified.map((x) => (mine.has(x.testId) ? x : { ...x, testId: local(x.testId) }));
   const second = await store(attempts.filter((x) => !mine.has(x.testId)));
-  return { attempts, rows: [...first.rows, ...second.rows] };
+  return { attempts, rows: [...first.rows, ...second.rows], changed: [...first.changed, ...second.changed] };
 }
 
 /**
@@ -345,7 +355,11 @@ export async function ingestUpload(
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
-    const { attempts, rows } = await storeTestCases(trx, identify(files, identity, now), {
+    const {
+      attempts,
+      rows,
+      changed: rewritten,
+    } = await storeTestCases(trx, identify(files, identity, now), {
       orgSlug: caller.orgSlug,
       repo: repository,
       variant,
@@ -372,7 +386,7 @@ export async function ingestUpload(
     await insertAttempts(
       trx,
       { id: uploadId, repoId: repository.id },
-      attemptRows(attempts, new Map(rows.map((r) => [r.id, r.ordinal])), {
+      attemptRows(attempts, ordinalOf(known, rewritten), {
         repoId: repository.id,
         uploadId,
         meta: stored,
@@ -407,7 +421,7 @@ export async function ingestUpload(
     const changed = new Set(evaluate.map((r) => r.id));
     afterCommit =
       endVersion === ours
-        ? () => cache.remember(repository.id, endVersion, known, rows, changed)
+        ? () => cache.remember(repository.id, endVersion, known, rewritten, changed)
         : () => cache.forget(repository.id);
     return result;
   });

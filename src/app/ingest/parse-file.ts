@@ -93,13 +93,20 @@ export async function parseJunitFile(
   source: AsyncIterable<Uint8Array>,
   maxBytes: number,
   budget?: AttemptBudget,
+  /**
+   * Receives the attempts in batches as they are parsed instead of the result's `attempts` (then
+   * empty); like the parser's, they count only if the returned summary is ok.
+   */
+  sink?: (batch: JunitAttempt[]) => void,
 ): Promise<ParsedFile> {
   const attempts: JunitAttempt[] = [];
   const binding = budget !== undefined && budget.left < DEFAULT_JUNIT_LIMITS.maxAttempts;
   const parser = createJunitParser({
-    onAttempts: (batch) => {
-      for (const attempt of batch) attempts.push(attempt);
-    },
+    onAttempts:
+      sink ??
+      ((batch) => {
+        for (const attempt of batch) attempts.push(attempt);
+      }),
     ...(binding
       ? {
           limits: { maxAttempts: budget.left },

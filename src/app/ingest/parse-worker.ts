@@ -1,9 +1,17 @@
-// The parser thread: JUnit files arrive as chunks of bytes, leave as encoded parsed files. Several
-// files may be in progress at once (one per upload part being read); each has its own parser.
+// The parser thread: JUnit files arrive as chunks of bytes and leave as batches of encoded attempts
+// while they are parsed, then the file's summary. Several files may be in progress at once (one per
+// upload part being read); each has its own parser.
 import { parentPort } from 'node:worker_threads';
-import { parseAndDerive } from './derive.ts';
-import { encodeParsedFile } from './parsed-codec.ts';
+import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { parseJunitFile } from './parse-file.ts';
+import { encodeAttempts } from './parsed-codec.ts';
 import type { FromParser, ToParser } from './parser-pool.ts';
+
+/**
+ * Attempts per batch sent to the request thread. It derives each batch's test ids and failure facts
+ * while this thread parses on, and this thread never holds a whole file's attempts (less to collect).
+ */
+const BATCH = 8192;
 
 /** The chunks of one file, handed to parseJunitFile as they arrive. */
 class ChunkQueue implements AsyncIterable<Uint8Array> {
@@ -51,13 +59,24 @@ port.on('message', (message: ToParser) => {
     const { id } = message;
     const queue = new ChunkQueue(() => send({ kind: 'consumed', id }));
     files.set(id, queue);
-    parseAndDerive(message.name, queue, message.maxBytes, message.identity, message.budget)
+    let pending: JunitAttempt[] = [];
+    const flush = () => {
+      if (pending.length === 0) return;
+      const batch = encodeAttempts(pending);
+      pending = [];
+      send({ kind: 'attempts', id, batch }, [
+        batch.ints.buffer as ArrayBuffer,
+        batch.nums.buffer as ArrayBuffer,
+      ]);
+    };
+    // Batches are provisional: a file rejected later is discarded by the request thread as a whole.
+    parseJunitFile(message.name, queue, message.maxBytes, message.budget, (attempts) => {
+      for (const a of attempts) pending.push(a);
+      if (pending.length >= BATCH) flush();
+    })
       .then((parsed) => {
-        const file = encodeParsedFile(parsed);
-        send({ kind: 'parsed', id, file }, [
-          file.ints.buffer as ArrayBuffer,
-          file.nums.buffer as ArrayBuffer,
-        ]);
+        if (parsed.summary.ok) flush();
+        send({ kind: 'parsed', id, name: parsed.name, summary: parsed.summary });
       })
       .catch((error: unknown) => send({ kind: 'failed', id, message: String(error) }))
       .finally(() => files.delete(id));

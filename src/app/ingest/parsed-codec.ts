@@ -6,9 +6,8 @@ import type { AttemptOutcome, AttemptSource, JunitAttempt } from '../../domain/j
 import type { FailureFacts, IdentityContext } from './derive.ts';
 import type { ParsedFile } from './parse-file.ts';
 
-export interface EncodedFile {
-  readonly name: string;
-  readonly summary: ParsedFile['summary'];
+/** Attempts (with their failure facts and test ids, when derived) in the compact form. */
+export interface EncodedAttempts {
   readonly count: number;
   /** The strings (repeated ones once), joined by U+0000. */
   readonly strings: string;
@@ -25,6 +24,31 @@ export interface EncodedFile {
   };
 }
 
+/** A whole parsed file. */
+export interface EncodedFile extends EncodedAttempts {
+  readonly name: string;
+  readonly summary: ParsedFile['summary'];
+}
+
+export function encodeParsedFile(file: ParsedFile): EncodedFile {
+  return {
+    name: file.name,
+    summary: file.summary,
+    ...encodeAttempts(file.attempts, file.failures, file.ids),
+  };
+}
+
+export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
+  const { attempts, failures, ids } = decodeAttempts(encoded);
+  return {
+    name: encoded.name,
+    summary: encoded.summary,
+    attempts,
+    ...(failures === undefined ? {} : { failures }),
+    ...(ids === undefined ? {} : { ids }),
+  };
+}
+
 const SEPARATOR = '\u0000';
 const INTS = 16;
 const NUMS = 3;
@@ -32,7 +56,11 @@ const OUTCOMES: readonly AttemptOutcome[] = ['passed', 'failed', 'skipped'];
 const SOURCES: readonly AttemptSource[] = ['testcase', 'flaky', 'rerun'];
 const KINDS: readonly (JunitAttempt['failureKind'] & string)[] = ['failure', 'error'];
 
-export function encodeParsedFile(file: ParsedFile): EncodedFile {
+export function encodeAttempts(
+  attempts: readonly JunitAttempt[],
+  failures?: ParsedFile['failures'],
+  ids?: ParsedFile['ids'],
+): EncodedAttempts {
   const index = new Map<string, number>();
   const strings: string[] = [];
   const add = (s: string): number => {
@@ -61,11 +89,11 @@ export function encodeParsedFile(file: ParsedFile): EncodedFile {
     lastIndex[slot] = i;
     return i;
   };
-  const n = file.attempts.length;
+  const n = attempts.length;
   const ints = new Int32Array(n * INTS);
   const nums = new Float64Array(n * NUMS);
   for (let k = 0; k < n; k++) {
-    const a = file.attempts[k] as JunitAttempt;
+    const a = attempts[k] as JunitAttempt;
     const o = k * INTS;
     ints[o] = own(a.name);
     ints[o + 1] = field(0, a.classname);
@@ -81,7 +109,7 @@ export function encodeParsedFile(file: ParsedFile): EncodedFile {
     ints[o + 11] = a.retryIndex;
     ints[o + 12] = SOURCES.indexOf(a.source);
     ints[o + 13] = a.caseIndex;
-    const facts = file.failures?.[k] ?? null;
+    const facts = failures?.[k] ?? null;
     ints[o + 14] = facts === null ? -1 : shared(facts.fingerprint);
     ints[o + 15] = facts === null ? -1 : shared(facts.summary);
     const m = k * NUMS;
@@ -90,25 +118,20 @@ export function encodeParsedFile(file: ParsedFile): EncodedFile {
     nums[m + 2] = a.line ?? Number.NaN;
   }
   return {
-    name: file.name,
-    summary: file.summary,
     count: n,
     strings: strings.join(SEPARATOR),
     ints,
     nums,
-    hasFailures: file.failures !== undefined,
-    ...(file.ids === undefined
-      ? {}
-      : {
-          ids: {
-            identity: file.ids.identity,
-            joined: file.ids.testIds.join(SEPARATOR),
-          },
-        }),
+    hasFailures: failures !== undefined,
+    ...(ids === undefined ? {} : { ids: { identity: ids.identity, joined: ids.testIds.join(SEPARATOR) } }),
   };
 }
 
-export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
+export function decodeAttempts(encoded: EncodedAttempts): {
+  attempts: JunitAttempt[];
+  failures?: (FailureFacts | null)[];
+  ids?: { identity: IdentityContext; testIds: string[] };
+} {
   const strings = encoded.count === 0 ? [] : encoded.strings.split(SEPARATOR);
   const { ints, nums } = encoded;
   const str = (i: number): string | null => (i < 0 ? null : (strings[i] as string));
@@ -144,10 +167,9 @@ export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
         ? null
         : { fingerprint: strings[fingerprint] as string, summary: strings[ints[o + 15] as number] as string };
   }
-  const file: ParsedFile = { name: encoded.name, summary: encoded.summary, attempts };
   const ids = encoded.ids;
   return {
-    ...file,
+    attempts,
     ...(encoded.hasFailures ? { failures } : {}),
     ...(ids === undefined
       ? {}

@@ -4,9 +4,10 @@
 // file; the request thread only forwards bytes (a bounded number of chunks in flight, so a fast
 // client never queues a whole file in memory) and decodes the compact result (parsed-codec.ts).
 import { Worker } from 'node:worker_threads';
-import { type IdentityContext, parseAndDerive } from './derive.ts';
+import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { deriveFile, deriveInto, type FailureFacts, type IdentityContext, parseAndDerive } from './derive.ts';
 import type { AttemptBudget, ParsedFile } from './parse-file.ts';
-import { decodeParsedFile, type EncodedFile } from './parsed-codec.ts';
+import { decodeAttempts, type EncodedAttempts } from './parsed-codec.ts';
 
 /** Messages to a parser thread. */
 export type ToParser =
@@ -16,7 +17,6 @@ export type ToParser =
       id: number;
       name: string;
       maxBytes: number;
-      identity: IdentityContext | undefined;
       budget: AttemptBudget | undefined;
     }
   /** The next bytes of file `id`. */
@@ -28,8 +28,10 @@ export type ToParser =
 export type FromParser =
   /** One chunk of file `id` was parsed: another may be sent. */
   | { kind: 'consumed'; id: number }
+  /** The next attempts of file `id`, as parsed (they count only if its summary is ok). */
+  | { kind: 'attempts'; id: number; batch: EncodedAttempts }
   /** File `id` is parsed (or rejected, as parseJunitFile rejects: a summary with one error). */
-  | { kind: 'parsed'; id: number; file: EncodedFile }
+  | { kind: 'parsed'; id: number; name: string; summary: ParsedFile['summary'] }
   /** Parsing file `id` threw (a bug): the request fails. */
   | { kind: 'failed'; id: number; message: string };
 
@@ -52,6 +54,10 @@ const MAX_CHUNK = 256 * 1024;
 
 interface Pending {
   readonly done: (result: { file: ParsedFile } | { error: Error }) => void;
+  /** The attempts received so far, and what the request thread derived of them. */
+  readonly attempts: JunitAttempt[];
+  readonly derived: { failures: (FailureFacts | null)[]; testIds: string[] };
+  readonly identity: IdentityContext | undefined;
   inFlight: number;
   /** Wakes the sender waiting for a chunk to be consumed. */
   wake: (() => void) | undefined;
@@ -82,8 +88,33 @@ class ParserThread {
       p.wake?.();
       return;
     }
+    if (m.kind === 'attempts') {
+      const { attempts } = decodeAttempts(m.batch);
+      for (const a of attempts) p.attempts.push(a);
+      deriveInto(p.derived, attempts, p.identity);
+      return;
+    }
     this.#forget(m.id);
-    p.done(m.kind === 'parsed' ? { file: decodeParsedFile(m.file) } : { error: new Error(m.message) });
+    if (m.kind === 'failed') {
+      p.done({ error: new Error(m.message) });
+      return;
+    }
+    // A rejected file ingests nothing (its provisional batches are dropped here).
+    if (!m.summary.ok) {
+      p.done({ file: deriveFile({ name: m.name, summary: m.summary, attempts: [] }, p.identity) });
+      return;
+    }
+    const { failures, testIds } = p.derived;
+    const identity = p.identity;
+    p.done({
+      file: {
+        name: m.name,
+        summary: m.summary,
+        attempts: p.attempts,
+        failures,
+        ...(identity === undefined ? {} : { ids: { identity, testIds } }),
+      },
+    });
   }
 
   #forget(id: number): void {
@@ -102,6 +133,9 @@ class ParserThread {
     let settled: { file: ParsedFile } | { error: Error } | undefined;
     const result = new Promise<{ file: ParsedFile } | { error: Error }>((resolve) => {
       const pending: Pending = {
+        attempts: [],
+        derived: { failures: [], testIds: [] },
+        identity,
         inFlight: 0,
         wake: undefined,
         done: (r) => {
@@ -116,7 +150,7 @@ class ParserThread {
     // Kept alive while it has work: an idle thread never holds the process open.
     this.worker.ref();
     const post = (m: ToParser, transfer: ArrayBuffer[] = []) => this.worker.postMessage(m, transfer);
-    post({ kind: 'open', id, name, maxBytes, identity, budget });
+    post({ kind: 'open', id, name, maxBytes, budget });
     try {
       for await (const chunk of source) {
         for (let at = 0; at < chunk.length && settled === undefined; at += MAX_CHUNK) {

@@ -25,10 +25,10 @@ export class SeenTestsCache {
   }
 
   /**
-   * After a commit: the repository is at `version`, these rows are current, and `changed` ids were
-   * rewritten by the transaction in ways `rows` does not show (they are looked up again next time).
-   * `base` is what was valid at the version the transaction started from. Rows are shared, never
-   * changed: whoever needs a different row makes a new one.
+   * After a commit: the repository is at `version`, these rows are current (the others of `base`
+   * still are), and `changed` ids were rewritten by the transaction in ways `rows` does not show
+   * (they are looked up again next time). `base` is what was valid at the version the transaction
+   * started from. Rows are shared, never changed: whoever needs a different row makes a new one.
    */
   remember(
     repoId: string,
