@@ -14,6 +14,7 @@ import { type Database, openDatabase } from '../src/db/database.ts';
 import { failureFingerprint, summariseFailure } from '../src/domain/failures/index.ts';
 import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
 import type { Queryable } from '../src/store/db.ts';
+import { failureTextHash } from '../src/store/failure-texts.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import { findOrgBySlug } from '../src/store/orgs.ts';
 import { encodePasses, type PassEntry } from '../src/store/pass-codec.ts';
@@ -22,7 +23,7 @@ import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
 /** Bump when the generated data changes shape, so cached databases are seeded again. */
-const SEED_VERSION = 5;
+const SEED_VERSION = 6;
 const DAY_MS = 24 * 3_600_000;
 /** Distinct failure messages (fingerprints and summaries) results draw from. */
 const FAILURE_KINDS = 300;
@@ -87,7 +88,7 @@ type BenchTables = {
     quarantined: number;
     flaky: number;
   };
-  bench_seed_failures: { idx: number; fingerprint: string; summary: string; text: string };
+  bench_seed_failures: { idx: number; fingerprint: string; summary: string; text_hash: string };
   bench_seed_meta: { meta: string };
 };
 
@@ -350,7 +351,7 @@ function resultColumns(repoId: string, run: Run, retry: boolean) {
     duration_ms: sql`3 + (x.h * 37 + x.idx) % 2500`,
     failure_fingerprint: retry ? sql`null` : sql`f.fingerprint`,
     failure_summary: retry ? sql`null` : sql`f.summary`,
-    failure_text: retry ? sql`null` : sql`f.text`,
+    failure_text_hash: retry ? sql`null` : sql`f.text_hash`,
     quarantined: sql`x.quarantined`,
   } satisfies Record<Exclude<keyof TestResultsTable, 'id'>, RawBuilder<unknown>>;
 }
@@ -506,12 +507,26 @@ async function createSeedTables(db: SeedDb, engine: Engine): Promise<void> {
     flaky bigint not null)`.execute(db);
   await sql`create index bench_seed_tests_shard on bench_seed_tests (shard, idx)`.execute(db);
   await sql`create table bench_seed_failures (idx bigint primary key, fingerprint text not null,
-    summary text not null, text text not null)`.execute(db);
+    summary text not null, text_hash text not null)`.execute(db);
   const failures = Array.from({ length: FAILURE_KINDS }, (_, k) => {
     const text = failureText(k);
-    return { idx: k, fingerprint: failureFingerprint(text), summary: summariseFailure(text), text };
+    return {
+      idx: k,
+      fingerprint: failureFingerprint(text),
+      summary: summariseFailure(text),
+      text_hash: failureTextHash(text),
+      text,
+    };
   });
-  await db.insertInto('bench_seed_failures').values(failures).execute();
+  await db
+    .insertInto('bench_seed_failures')
+    .values(failures.map(({ text: _, ...f }) => f))
+    .execute();
+  await db
+    .insertInto('failure_texts')
+    .values(failures.map((f) => ({ hash: f.text_hash, text: f.text })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
   await sql`create table bench_seed_meta (meta text not null)`.execute(db);
 }
 

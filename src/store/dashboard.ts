@@ -280,16 +280,25 @@ export async function recentFailures(
   limit: number,
 ): Promise<FailureSampleRow[]> {
   let query = db
-    .selectFrom('test_results')
-    .select(['at', 'branch', 'commit_sha', 'pr_number', 'failure_text', 'failure_summary', 'quarantined'])
-    .where('test_case_id', '=', testId)
-    .where('at', '>=', since)
-    .where('outcome', '=', 'failed');
+    .selectFrom('test_results as r')
+    .leftJoin('failure_texts as t', 't.hash', 'r.failure_text_hash')
+    .select([
+      'r.at',
+      'r.branch',
+      'r.commit_sha',
+      'r.pr_number',
+      't.text as failure_text',
+      'r.failure_summary',
+      'r.quarantined',
+    ])
+    .where('r.test_case_id', '=', testId)
+    .where('r.at', '>=', since)
+    .where('r.outcome', '=', 'failed');
   query =
     fingerprint === null || fingerprint === ''
-      ? query.where('failure_fingerprint', 'is', null)
-      : query.where('failure_fingerprint', '=', fingerprint);
-  const rows = await query.orderBy('at', 'desc').limit(limit).execute();
+      ? query.where('r.failure_fingerprint', 'is', null)
+      : query.where('r.failure_fingerprint', '=', fingerprint);
+  const rows = await query.orderBy('r.at', 'desc').limit(limit).execute();
   return rows.map((r) => ({ ...r, at: Number(r.at) }));
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import { chunked, insertMany, type Queryable } from './db.ts';
+import { storeFailureTexts } from './failure-texts.ts';
 import { encodePasses, type PassEntry } from './pass-codec.ts';
 import {
   insertUploadPasses,
@@ -17,14 +18,20 @@ import type { TestResultsTable } from './schema.ts';
 export type NewResult = Insertable<TestResultsTable>;
 
 /**
- * Stores an upload's attempts: failed and skipped ones in `test_results`, passes as one row of
- * `upload_passes` (their tests' ordinals and times, store/passes.ts).
+ * Stores an upload's attempts: failed and skipped ones in `test_results` with their failure texts in
+ * `failure_texts` (by hash, the ones not stored yet), passes as one row of `upload_passes` (their
+ * tests' ordinals and times, store/passes.ts).
  */
 export async function insertAttempts(
   db: Queryable,
   upload: { id: string; repoId: string },
-  attempts: { results: readonly NewResult[]; passes: readonly PassEntry[] },
+  attempts: {
+    results: readonly NewResult[];
+    texts: ReadonlyMap<string, string>;
+    passes: readonly PassEntry[];
+  },
 ): Promise<void> {
+  await storeFailureTexts(db, attempts.texts);
   await insertMany(db, 'test_results', attempts.results);
   await insertUploadPasses(db, {
     blobId: randomUUID(),

@@ -154,9 +154,16 @@ export interface TestResultsTable {
   duration_ms: number | null;
   failure_fingerprint: string | null;
   failure_summary: string | null;
-  failure_text: string | null;
+  /** The failure's text, in `failure_texts` (migration 0013). */
+  failure_text_hash: string | null;
   /** 1 when the test was quarantined when this result was ingested. */
   quarantined: number;
+}
+
+/** Each distinct failure text once (migration 0013); results refer to it by hash. */
+export interface FailureTextsTable {
+  hash: string;
+  text: string;
 }
 
 export interface TestCaseEventsTable {
@@ -393,6 +400,7 @@ export interface Tables {
   uploads: UploadsTable;
   test_cases: TestCasesTable;
   test_results: TestResultsTable;
+  failure_texts: FailureTextsTable;
   upload_passes: UploadPassesTable;
   test_case_events: TestCaseEventsTable;
   list_snapshots: ListSnapshotsTable;

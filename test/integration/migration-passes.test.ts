@@ -100,7 +100,12 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
     expect(await count(t, 'test_results', sql`outcome = 'passed'`)).toBe(passes);
 
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual(['0010_test_passes', '0011_test_ordinals', '0012_upload_passes']);
+    expect(up.applied).toEqual([
+      '0010_test_passes',
+      '0011_test_ordinals',
+      '0012_upload_passes',
+      '0013_failure_texts',
+    ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);
     expect(await count(t, 'test_results')).toBe(others);

@@ -102,9 +102,13 @@ describe('test ordinals', () => {
     });
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
-    expect(down.results?.map((r) => r.migrationName)).toEqual(['0012_upload_passes', '0011_test_ordinals']);
+    expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0013_failure_texts',
+      '0012_upload_passes',
+      '0011_test_ordinals',
+    ]);
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual(['0011_test_ordinals', '0012_upload_passes']);
+    expect(up.applied).toEqual(['0011_test_ordinals', '0012_upload_passes', '0013_failure_texts']);
     const after = await ordinals(WEB);
     const expected = [...before.rows]
       .sort((x, y) => x.first_seen_at - y.first_seen_at || (x.id < y.id ? -1 : 1))

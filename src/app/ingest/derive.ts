@@ -5,6 +5,7 @@
 // and ingestion only checks they were derived for the right identity.
 import { describeFailure } from '../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { failureTextHash } from '../../store/failure-texts.ts';
 import { Lru } from '../lru.ts';
 import { type AttemptBudget, type ParsedFile, parseJunitFile } from './parse-file.ts';
 import { TestIdMemo } from './test-id-memo.ts';
@@ -17,10 +18,11 @@ export interface IdentityContext {
   readonly variant: string;
 }
 
-/** Fingerprint and summary of a failure (domain/failures). */
+/** Fingerprint and summary of a failure (domain/failures), and the key its text is stored under. */
 export interface FailureFacts {
   readonly fingerprint: string;
   readonly summary: string;
+  readonly textHash: string;
 }
 
 export function sameIdentity(a: IdentityContext, b: IdentityContext): boolean {
@@ -53,7 +55,7 @@ export function failureFacts(a: JunitAttempt): FailureFacts | null {
   const text = failureText(a);
   let facts = rememberedFailures.get(text);
   if (facts === undefined) {
-    facts = describeFailure(text);
+    facts = { ...describeFailure(text), textHash: failureTextHash(text) };
     rememberedFailures.set(text, facts);
   }
   return facts;

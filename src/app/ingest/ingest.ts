@@ -120,8 +120,6 @@ interface RowContext {
 }
 
 function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
-  const failed = x.attempt.outcome === 'failed';
-  const text = failed ? failureText(x.attempt) : null;
   return {
     repo_id: ctx.repoId,
     test_case_id: x.testId,
@@ -135,7 +133,7 @@ function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
     duration_ms: duration(x.attempt),
     failure_fingerprint: x.failure?.fingerprint ?? null,
     failure_summary: x.failure?.summary ?? null,
-    failure_text: text,
+    failure_text_hash: x.failure?.textHash ?? null,
     quarantined: ctx.quarantined.has(x.testId) ? 1 : 0,
   };
 }
@@ -154,19 +152,22 @@ function ordinalOf(
 }
 
 /**
- * The upload's attempts as stored: failed and skipped ones as rows, in test id order, and passes by
- * their tests' ordinals.
+ * The upload's attempts as stored: failed and skipped ones as rows, in test id order, with the
+ * failures' texts by hash, and passes by their tests' ordinals.
  */
 function attemptRows(
   attempts: readonly IdentifiedAttempt[],
   ordinalOf: (testId: string) => number | undefined,
   ctx: RowContext,
-): { results: NewResult[]; passes: PassEntry[] } {
+): { results: NewResult[]; texts: Map<string, string>; passes: PassEntry[] } {
   const results: NewResult[] = [];
+  const texts = new Map<string, string>();
   const passes: PassEntry[] = [];
   for (const x of attempts) {
     if (x.attempt.outcome !== 'passed') {
       results.push(resultRow(x, ctx));
+      if (x.failure !== null && !texts.has(x.failure.textHash))
+        texts.set(x.failure.textHash, failureText(x.attempt));
       continue;
     }
     const ordinal = ordinalOf(x.testId);
@@ -176,7 +177,7 @@ function attemptRows(
   // By test too (a stable sort: a test's own attempts keep their order): every index of
   // test_results leads with the test after the upload's constants, so they all grow in one sweep.
   results.sort((a, b) => (a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0));
-  return { results, passes };
+  return { results, texts, passes };
 }
 
 function newTestCase(

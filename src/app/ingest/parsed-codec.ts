@@ -50,7 +50,7 @@ export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
 }
 
 const SEPARATOR = '\u0000';
-const INTS = 16;
+const INTS = 17;
 const NUMS = 3;
 const OUTCOMES: readonly AttemptOutcome[] = ['passed', 'failed', 'skipped'];
 const SOURCES: readonly AttemptSource[] = ['testcase', 'flaky', 'rerun'];
@@ -112,6 +112,7 @@ export function encodeAttempts(
     const facts = failures?.[k] ?? null;
     ints[o + 14] = facts === null ? -1 : shared(facts.fingerprint);
     ints[o + 15] = facts === null ? -1 : shared(facts.summary);
+    ints[o + 16] = facts === null ? -1 : shared(facts.textHash);
     const m = k * NUMS;
     nums[m] = a.durationMs ?? Number.NaN;
     nums[m + 1] = a.timestamp ?? Number.NaN;
@@ -165,7 +166,11 @@ export function decodeAttempts(encoded: EncodedAttempts): {
     failures[k] =
       fingerprint < 0
         ? null
-        : { fingerprint: strings[fingerprint] as string, summary: strings[ints[o + 15] as number] as string };
+        : {
+            fingerprint: strings[fingerprint] as string,
+            summary: strings[ints[o + 15] as number] as string,
+            textHash: strings[ints[o + 16] as number] as string,
+          };
   }
   const ids = encoded.ids;
   return {

@@ -11,6 +11,7 @@ import * as m0009 from './0009_dashboard.ts';
 import * as m0010 from './0010_test_passes.ts';
 import * as m0011 from './0011_test_ordinals.ts';
 import * as m0012 from './0012_upload_passes.ts';
+import * as m0013 from './0013_failure_texts.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -29,4 +30,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0010_test_passes': m0010,
   '0011_test_ordinals': m0011,
   '0012_upload_passes': m0012,
+  '0013_failure_texts': m0013,
 };

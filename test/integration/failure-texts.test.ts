@@ -1,0 +1,99 @@
+// Failure texts are stored once per distinct text (migration 0013): uploads failing the same way
+// share one row, the dashboard still shows each failure's text, the migration moves texts both
+// ways, and deleting uploads deletes the texts no remaining failure has.
+import { Migrator, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recentFailures } from '../../src/store/dashboard.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { migrations } from '../../src/store/migrations/index.ts';
+import { deleteUploadWithAttempts } from '../../src/store/uploads.ts';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+import { junitXml, upload } from '../support/upload.ts';
+
+const TRACE = 'AssertionError: expected 200, got 500\n    at Object.login (src/login.test.ts:42:7)';
+const OTHER = 'TimeoutError: the page did not load in 30000 ms';
+
+describe('failure texts', () => {
+  let t: TestApp;
+  let token: string;
+  const uploads: string[] = [];
+  const db = () => t.db.database.db;
+  const count = async (table: 'failure_texts' | 'test_results') =>
+    Number(
+      (
+        await db()
+          .selectFrom(table)
+          .select(({ fn }) => fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const texts = async () =>
+    (await db().selectFrom('failure_texts').select('text').orderBy('text').execute()).map((r) => r.text);
+  const loginFailures = async () => {
+    const test = await db()
+      .selectFrom('test_cases')
+      .select('id')
+      .where('name', '=', 'login')
+      .executeTakeFirstOrThrow();
+    const fingerprint = await db()
+      .selectFrom('test_results')
+      .select('failure_fingerprint')
+      .where('test_case_id', '=', test.id)
+      .executeTakeFirstOrThrow();
+    return (await recentFailures(db(), test.id, fingerprint.failure_fingerprint, 0, 10)).map(
+      (f) => f.failure_text,
+    );
+  };
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    token = await t.token('acme');
+    for (const [sha, cases] of [
+      [
+        'c0ffee01',
+        [
+          { name: 'login', fail: TRACE },
+          { name: 'home', fail: OTHER },
+        ],
+      ],
+      ['c0ffee02', [{ name: 'login', fail: TRACE }, { name: 'home' }]],
+    ] as const) {
+      const res = await upload(t, token, [{ name: 'r.xml', content: junitXml(cases) }], { sha });
+      expect(res.statusCode).toBe(200);
+      uploads.push(res.json().upload_id);
+    }
+  });
+  afterAll(() => t.close());
+
+  it('keeps each distinct text once and shows it with every failure', async () => {
+    expect(await count('test_results')).toBe(3);
+    expect(await texts()).toEqual([TRACE, OTHER].sort());
+    expect(await loginFailures()).toEqual([TRACE, TRACE]);
+  });
+
+  it('moves the texts back into the results and out again', async () => {
+    const migrator = new Migrator({ db: db(), provider: { getMigrations: async () => ({ ...migrations }) } });
+    const down = await migrator.migrateTo('0012_upload_passes');
+    expect(down.error).toBeUndefined();
+    const { rows } = await sql<{ failure_text: string | null }>`
+      select failure_text from test_results order by failure_text`.execute(db());
+    expect(rows.map((r) => r.failure_text)).toEqual([TRACE, TRACE, OTHER].sort());
+    const up = await migrateToLatest(t.db.database);
+    expect(up.applied).toEqual(['0013_failure_texts']);
+    expect(await texts()).toEqual([TRACE, OTHER].sort());
+    expect(await loginFailures()).toEqual([TRACE, TRACE]);
+  });
+
+  it('deletes a text with the last failure that had it', async () => {
+    // The first upload had both texts; the second still fails with TRACE.
+    await db()
+      .transaction()
+      .execute((trx) => deleteUploadWithAttempts(trx, uploads[0] as string));
+    expect(await texts()).toEqual([TRACE]);
+    expect(await loginFailures()).toEqual([TRACE]);
+    await db()
+      .transaction()
+      .execute((trx) => deleteUploadWithAttempts(trx, uploads[1] as string));
+    expect(await texts()).toEqual([]);
+  });
+});
