@@ -12,15 +12,19 @@ import {
   type UploadPassSet,
 } from './pass-codec.ts';
 
-/** An upload's passes as listed (the blobs are read separately, and cached). */
-export interface PassUpload {
+/** An upload's pass blobs as listed (the blobs are read separately, and cached). */
+export interface PassBlob {
   /** The blobs' own id: a new one whenever they are (re)written, so cached copies never go stale. */
   readonly blobId: string;
-  readonly uploadId: string;
-  readonly repoId: string;
   readonly count: number;
   readonly atMin: number;
   readonly atMax: number;
+}
+
+/** An upload's passes with what the upload says of them. */
+export interface PassUpload extends PassBlob {
+  readonly uploadId: string;
+  readonly repoId: string;
   readonly branch: string;
   readonly commitSha: string;
   readonly prNumber: number | null;
@@ -82,6 +86,25 @@ function toPassUpload(r: ListedRow): PassUpload {
 export async function passUploadsSince(db: Queryable, repoId: string, since: number): Promise<PassUpload[]> {
   const rows = await listed(db).where('p.repo_id', '=', repoId).where('p.at_max', '>=', since).execute();
   return rows.map(toPassUpload);
+}
+
+/**
+ * The pass blobs of the repository's uploads with a pass at or after `since`, for counting: read
+ * from the index alone (repository, latest pass, earliest pass, count, id).
+ */
+export async function passBlobsSince(db: Queryable, repoId: string, since: number): Promise<PassBlob[]> {
+  const rows = await db
+    .selectFrom('upload_passes')
+    .select(['id', 'count', 'at_min', 'at_max'])
+    .where('repo_id', '=', repoId)
+    .where('at_max', '>=', since)
+    .execute();
+  return rows.map((r) => ({
+    blobId: r.id,
+    count: Number(r.count),
+    atMin: Number(r.at_min),
+    atMax: Number(r.at_max),
+  }));
 }
 
 /** The repository's uploads of these commits that have passes. */
@@ -148,7 +171,7 @@ const cache = new BlobCache(64 * 1024 * 1024);
 /** One blob column of an upload's row, decoded, from the cache or read and cached. */
 async function cachedBlob<T extends UploadPassSet | PassDetails>(
   db: Queryable,
-  upload: PassUpload,
+  upload: PassBlob,
   column: 'ordinals' | 'details',
   decode: (bytes: Uint8Array) => { value: T; bytes: number },
 ): Promise<T> {
@@ -166,7 +189,7 @@ async function cachedBlob<T extends UploadPassSet | PassDetails>(
 }
 
 /** An upload's passing tests' ordinals, sorted. */
-export function passSet(db: Queryable, upload: PassUpload): Promise<UploadPassSet> {
+export function passSet(db: Queryable, upload: PassBlob): Promise<UploadPassSet> {
   return cachedBlob(db, upload, 'ordinals', (bytes) => ({
     value: decodeOrdinals(bytes, upload.atMin, upload.atMax),
     bytes: bytes.byteLength,
@@ -174,7 +197,7 @@ export function passSet(db: Queryable, upload: PassUpload): Promise<UploadPassSe
 }
 
 /** An upload's passes' times, retries and durations, in the order of its ordinals. */
-export function passDetails(db: Queryable, upload: PassUpload): Promise<PassDetails> {
+export function passDetails(db: Queryable, upload: PassBlob): Promise<PassDetails> {
   return cachedBlob(db, upload, 'details', (bytes) => ({
     value: decodeDetails(bytes, upload.count),
     bytes: bytes.byteLength,
@@ -273,7 +296,7 @@ export async function passCounts(
 ): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   if (tests.length === 0 || bounds.length === 0) return out;
-  for (const upload of await passUploadsSince(db, repoId, bounds[0] as number)) {
+  for (const upload of await passBlobsSince(db, repoId, bounds[0] as number)) {
     const set = await passSet(db, upload);
     for (const t of tests) {
       const [from, to] = passRange(set.ordinals, t.ordinal);

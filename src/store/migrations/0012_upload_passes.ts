@@ -11,7 +11,8 @@ import { isPostgres } from './dialect.ts';
  * one row. Readers look their tests up in the uploads they need (store/passes.ts).
  *
  * `id` is the blobs' own id, new whenever they are written, so that decoded copies cached by id can
- * never be stale. Indexed by upload, and by repository and latest pass (windowed reads).
+ * never be stale. Indexed by upload, and by repository and latest pass (windowed reads; covering
+ * the columns counts need).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const blob = isPostgres(db) ? sql`bytea` : sql`blob`;
@@ -25,7 +26,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ordinals ${blob} not null,
     details ${blob} not null
   )`.execute(db);
-  await sql`create index upload_passes_recent on upload_passes (repo_id, at_max)`.execute(db);
+  // Covering for counts (store/passes.ts passBlobsSince): no table row is read to list them.
+  await sql`create index upload_passes_recent on upload_passes (repo_id, at_max, at_min, count, id)`.execute(
+    db,
+  );
   const { rows: uploads } = await sql<{ upload_id: string; repo_id: string }>`
     select distinct p.upload_id, u.repo_id from test_passes p join uploads u on u.id = p.upload_id`.execute(
     db,
