@@ -10,6 +10,7 @@ import { describeFailure } from '../../src/domain/failures/index.ts';
 import { MASKS, normaliseLine, stripAnsi } from '../../src/domain/failures/normalise.ts';
 import type { JunitAttempt } from '../../src/domain/junit/index.ts';
 import { testCaseId } from '../../src/domain/testid/index.ts';
+import { failureTextHash } from '../../src/store/failure-texts.ts';
 
 function everyMask(line: string): string {
   let result = stripAnsi(line);
@@ -100,7 +101,7 @@ describe('TestIdMemo', () => {
 });
 
 describe('failureFacts', () => {
-  it("gives describeFailure's facts, for texts seen before as for new ones", () => {
+  it("gives describeFailure's facts and the text's storage key, for texts seen before as for new ones", () => {
     const texts = fc
       .array(fc.constantFrom(...PIECES, '\n', '\n    at '), { maxLength: 30 })
       .map((p) => p.join(''));
@@ -109,7 +110,10 @@ describe('failureFacts', () => {
         // Each text twice: the second answer comes from what the thread remembers.
         for (const text of [...batch, ...batch]) {
           const attempt = { outcome: 'failed', failureText: text } as JunitAttempt;
-          expect(failureFacts(attempt)).toEqual(describeFailure(text));
+          expect(failureFacts(attempt)).toEqual({
+            ...describeFailure(text),
+            textHash: failureTextHash(text),
+          });
         }
       }),
       { numRuns: 2_000 },
