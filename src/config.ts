@@ -224,7 +224,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
     maxUploadAttempts: readInt(env, 'MAINLINE_MAX_UPLOAD_ATTEMPTS', 500_000, 1, 100_000_000),
     retentionDays: readRetentionDays(env),
-    parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 1, 0, 64),
+    parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 2, 0, 64),
     ingestConcurrency: readInt(env, 'MAINLINE_INGEST_CONCURRENCY', 2, 1, 64),
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),
     logLevel: readLogLevel(env),

@@ -1,4 +1,4 @@
-// Parsing on parser threads (MAINLINE_PARSE_THREADS, default 1) gives exactly what parsing and
+// Parsing on parser threads (MAINLINE_PARSE_THREADS, default 2) gives exactly what parsing and
 // deriving (test ids, failure facts) on the request thread gives: every fixture, gzip, limits,
 // malformed and empty files, several at once.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -104,6 +104,10 @@ describe('parser threads', () => {
     try {
       expect(fresh.running).toBe(0);
       const bytes = readFileSync(new URL(fixtures[0] as string, FIXTURES));
+      // One file after another: the running thread is idle each time, no second one starts.
+      for (const _ of [1, 2, 3]) await fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY);
+      expect(fresh.running).toBe(1);
+      // Two at once: the second starts.
       await Promise.all([1, 2].map(() => fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY)));
       expect(fresh.running).toBe(2);
       expect(await inline.parse('a.xml', pieces(bytes), MAX, IDENTITY)).toEqual(

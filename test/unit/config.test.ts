@@ -17,7 +17,7 @@ describe('loadConfig', () => {
       gitRoot: '/srv/mainline/data/git',
       queuePollMs: 1000,
       healthSweepSeconds: 600,
-      parseThreads: 1,
+      parseThreads: 2,
       ingestConcurrency: 2,
       maxUploadAttempts: 500_000,
       retentionDays: 90,

@@ -204,15 +204,25 @@ export class ParserPool {
     return this.#threads.filter((t) => t !== undefined).length;
   }
 
-  /** The thread with the fewest files in progress (round robin among equals). */
+  /**
+   * An idle running thread if there is one; else a new thread while there is room (a thread costs
+   * its start-up, ~1 s of CPU, and memory, so one is started only when the others are busy); else
+   * the running thread with the fewest files in progress (round robin among equals).
+   */
   #thread(): ParserThread {
     const n = this.#threads.length;
     let best = -1;
+    let free = -1;
     for (let k = 0; k < n; k++) {
       const i = (this.#next + k) % n;
-      const load = this.#threads[i]?.pending.size ?? 0;
-      if (best === -1 || load < (this.#threads[best]?.pending.size ?? 0)) best = i;
+      const thread = this.#threads[i];
+      if (thread === undefined) {
+        if (free === -1) free = i;
+        continue;
+      }
+      if (best === -1 || thread.pending.size < (this.#threads[best]?.pending.size ?? 0)) best = i;
     }
+    if (free !== -1 && (best === -1 || (this.#threads[best]?.pending.size ?? 0) > 0)) best = free;
     this.#next = (best + 1) % n;
     let thread = this.#threads[best];
     if (thread === undefined) {
