@@ -1,12 +1,10 @@
-// A parsed file as a compact message between the parser thread and the request thread. A structured
+// Parsed attempts as a compact message from a parser thread to the request thread. A structured
 // clone of 100k attempt objects is ~75 MB and costs the receiving thread ~0.7 s (every repeated
 // classname, file and suite name is copied again); here each repeated string travels once, in one
 // text joined by U+0000 (a character no XML document can hold), and the other fields in typed arrays.
 import type { AttemptOutcome, AttemptSource, JunitAttempt } from '../../domain/junit/index.ts';
-import type { FailureFacts, IdentityContext } from './derive.ts';
-import type { ParsedFile } from './parse-file.ts';
 
-/** Attempts (with their failure facts and test ids, when derived) in the compact form. */
+/** Attempts in the compact form. */
 export interface EncodedAttempts {
   readonly count: number;
   /** The strings (repeated ones once), joined by U+0000. */
@@ -15,52 +13,16 @@ export interface EncodedAttempts {
   readonly ints: Int32Array;
   /** Duration, timestamp and line per attempt (NaN: null). */
   readonly nums: Float64Array;
-  /** Whether `ints` carry failure facts (fingerprint and summary indexes). */
-  readonly hasFailures: boolean;
-  /** The test ids, joined by U+0000, and the identity they were computed for. */
-  readonly ids?: {
-    readonly identity: IdentityContext;
-    readonly joined: string;
-  };
-}
-
-/** A whole parsed file. */
-export interface EncodedFile extends EncodedAttempts {
-  readonly name: string;
-  readonly summary: ParsedFile['summary'];
-}
-
-export function encodeParsedFile(file: ParsedFile): EncodedFile {
-  return {
-    name: file.name,
-    summary: file.summary,
-    ...encodeAttempts(file.attempts, file.failures, file.ids),
-  };
-}
-
-export function decodeParsedFile(encoded: EncodedFile): ParsedFile {
-  const { attempts, failures, ids } = decodeAttempts(encoded);
-  return {
-    name: encoded.name,
-    summary: encoded.summary,
-    attempts,
-    ...(failures === undefined ? {} : { failures }),
-    ...(ids === undefined ? {} : { ids }),
-  };
 }
 
 const SEPARATOR = '\u0000';
-const INTS = 17;
+const INTS = 14;
 const NUMS = 3;
 const OUTCOMES: readonly AttemptOutcome[] = ['passed', 'failed', 'skipped'];
 const SOURCES: readonly AttemptSource[] = ['testcase', 'flaky', 'rerun'];
 const KINDS: readonly (JunitAttempt['failureKind'] & string)[] = ['failure', 'error'];
 
-export function encodeAttempts(
-  attempts: readonly JunitAttempt[],
-  failures?: ParsedFile['failures'],
-  ids?: ParsedFile['ids'],
-): EncodedAttempts {
+export function encodeAttempts(attempts: readonly JunitAttempt[]): EncodedAttempts {
   const index = new Map<string, number>();
   const strings: string[] = [];
   const add = (s: string): number => {
@@ -109,36 +71,20 @@ export function encodeAttempts(
     ints[o + 11] = a.retryIndex;
     ints[o + 12] = SOURCES.indexOf(a.source);
     ints[o + 13] = a.caseIndex;
-    const facts = failures?.[k] ?? null;
-    ints[o + 14] = facts === null ? -1 : shared(facts.fingerprint);
-    ints[o + 15] = facts === null ? -1 : shared(facts.summary);
-    ints[o + 16] = facts === null ? -1 : shared(facts.textHash);
     const m = k * NUMS;
     nums[m] = a.durationMs ?? Number.NaN;
     nums[m + 1] = a.timestamp ?? Number.NaN;
     nums[m + 2] = a.line ?? Number.NaN;
   }
-  return {
-    count: n,
-    strings: strings.join(SEPARATOR),
-    ints,
-    nums,
-    hasFailures: failures !== undefined,
-    ...(ids === undefined ? {} : { ids: { identity: ids.identity, joined: ids.testIds.join(SEPARATOR) } }),
-  };
+  return { count: n, strings: strings.join(SEPARATOR), ints, nums };
 }
 
-export function decodeAttempts(encoded: EncodedAttempts): {
-  attempts: JunitAttempt[];
-  failures?: (FailureFacts | null)[];
-  ids?: { identity: IdentityContext; testIds: string[] };
-} {
+export function decodeAttempts(encoded: EncodedAttempts): JunitAttempt[] {
   const strings = encoded.count === 0 ? [] : encoded.strings.split(SEPARATOR);
   const { ints, nums } = encoded;
   const str = (i: number): string | null => (i < 0 ? null : (strings[i] as string));
   const num = (x: number): number | null => (Number.isNaN(x) ? null : x);
   const attempts: JunitAttempt[] = new Array(encoded.count);
-  const failures: (FailureFacts | null)[] = new Array(encoded.count);
   for (let k = 0; k < encoded.count; k++) {
     const o = k * INTS;
     const m = k * NUMS;
@@ -162,27 +108,6 @@ export function decodeAttempts(encoded: EncodedAttempts): {
       source: SOURCES[ints[o + 12] as number] as AttemptSource,
       caseIndex: ints[o + 13] as number,
     };
-    const fingerprint = ints[o + 14] as number;
-    failures[k] =
-      fingerprint < 0
-        ? null
-        : {
-            fingerprint: strings[fingerprint] as string,
-            summary: strings[ints[o + 15] as number] as string,
-            textHash: strings[ints[o + 16] as number] as string,
-          };
   }
-  const ids = encoded.ids;
-  return {
-    attempts,
-    ...(encoded.hasFailures ? { failures } : {}),
-    ...(ids === undefined
-      ? {}
-      : {
-          ids: {
-            identity: ids.identity,
-            testIds: encoded.count === 0 ? [] : ids.joined.split(SEPARATOR),
-          },
-        }),
-  };
+  return attempts;
 }

@@ -1,8 +1,9 @@
 // JUnit parsing off the request thread. A 100k-case report takes about a second of CPU to parse;
 // on the request thread that second blocks every other request (and the database writer). Parser
 // threads parse while the request thread serves others, stores earlier uploads, or reads the next
-// file; the request thread only forwards bytes (a bounded number of chunks in flight, so a fast
-// client never queues a whole file in memory) and decodes the compact result (parsed-codec.ts).
+// file; the request thread forwards bytes (a bounded number of chunks in flight, so a fast client
+// never queues a whole file in memory), and decodes the batches of attempts that come back
+// (parsed-codec.ts) and derives their test ids and failure facts while the thread parses on.
 import { Worker } from 'node:worker_threads';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { deriveFile, deriveInto, type FailureFacts, type IdentityContext, parseAndDerive } from './derive.ts';
@@ -89,7 +90,7 @@ class ParserThread {
       return;
     }
     if (m.kind === 'attempts') {
-      const { attempts } = decodeAttempts(m.batch);
+      const attempts = decodeAttempts(m.batch);
       for (const a of attempts) p.attempts.push(a);
       deriveInto(p.derived, attempts, p.identity);
       return;
