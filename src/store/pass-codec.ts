@@ -4,7 +4,7 @@
 // pass's time as milliseconds after the upload's earliest pass (uint32), its retry index (int32) and
 // its duration in ms (int32, -1: none). A reader that only counts passes reads the first blob; the
 // second is read when times matter. Uploads never change once stored, so readers may keep decoded
-// blobs (pass-cache.ts).
+// blobs (passes.ts).
 import os from 'node:os';
 
 if (os.endianness() !== 'LE') throw new Error('upload_passes blobs are little-endian typed arrays');
@@ -54,17 +54,24 @@ export function encodePasses(entries: readonly PassEntry[]): EncodedPasses {
   if (n === 0) atMin = atMax = 0;
   if (atMax - atMin > MAX_SPAN_MS)
     throw new Error(`the passes of one upload span more than ${MAX_SPAN_MS} ms`);
-  // Sort positions by (ordinal, position): one float key each, sorted natively.
-  const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) keys[i] = (entries[i] as PassEntry).ordinal * 2 ** 21 + i;
-  if (n >= 2 ** 21) throw new Error('too many passes in one upload');
-  keys.sort();
+  // Positions by ordinal, stably (a counting sort: ordinals are small, dense integers).
+  let maxOrdinal = -1;
+  for (const e of entries) if (e.ordinal > maxOrdinal) maxOrdinal = e.ordinal;
+  const starts = new Int32Array(maxOrdinal + 2);
+  for (const e of entries) starts[e.ordinal + 1] = (starts[e.ordinal + 1] as number) + 1;
+  for (let o = 1; o < starts.length; o++) starts[o] = (starts[o] as number) + (starts[o - 1] as number);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = (entries[i] as PassEntry).ordinal;
+    order[starts[o] as number] = i;
+    starts[o] = (starts[o] as number) + 1;
+  }
   const ordinals = new Int32Array(n);
   const atOffsets = new Uint32Array(n);
   const retries = new Int32Array(n);
   const durations = new Int32Array(n);
   for (let k = 0; k < n; k++) {
-    const e = entries[(keys[k] as number) % 2 ** 21] as PassEntry;
+    const e = entries[order[k] as number] as PassEntry;
     ordinals[k] = e.ordinal;
     atOffsets[k] = e.at - atMin;
     retries[k] = e.retryIndex;
