@@ -1,6 +1,6 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { chunked, type Queryable } from './db.ts';
-import { ordinalsOf, passesOf, passUploadsSince } from './passes.ts';
+import { passesOf, passUploadsSince } from './passes.ts';
 import type { DashboardRepoDaysTable } from './schema.ts';
 
 /** The dashboard's reads (and its one cache table). Every query here is indexed; see docs/dashboard.md. */
@@ -224,7 +224,7 @@ export interface DailyOutcomeRow {
  */
 export async function dailyOutcomes(
   db: Queryable,
-  testId: string,
+  test: { id: string; repo_id: string; ordinal: number },
   since: number,
 ): Promise<DailyOutcomeRow[]> {
   const { rows } = await sql<Record<keyof DailyOutcomeRow, number | string | null>>`select day,
@@ -234,7 +234,7 @@ export async function dailyOutcomes(
         case when outcome = 'failed' and quarantined = 0 then 1 else 0 end as failed,
         case when outcome = 'failed' and quarantined = 1 then 1 else 0 end as quarantined,
         case when outcome = 'skipped' then 1 else 0 end as skipped
-      from test_results where test_case_id = ${testId} and at >= ${since}
+      from test_results where test_case_id = ${test.id} and at >= ${since}
     ) a
     group by day`.execute(db);
   const days = new Map<number, DailyOutcomeRow>();
@@ -252,11 +252,9 @@ export async function dailyOutcomes(
     row.quarantined = Number(r.quarantined ?? 0);
     row.skipped = Number(r.skipped ?? 0);
   }
-  for (const test of await ordinalsOf(db, [testId])) {
-    const uploads = await passUploadsSince(db, test.repoId, since);
-    for (const pass of await passesOf(db, [test], uploads, (at) => at >= since)) {
-      day(Math.floor((pass.at - since) / DAY_MS)).passed++;
-    }
+  const uploads = await passUploadsSince(db, test.repo_id, since);
+  for (const pass of await passesOf(db, [test], uploads, (at) => at >= since)) {
+    day(Math.floor((pass.at - since) / DAY_MS)).passed++;
   }
   return [...days.values()].sort((a, b) => a.day - b.day);
 }

@@ -75,20 +75,20 @@ export interface AttemptRow {
  * The attempts of these tests that the monitors need: every attempt on the given commits (for
  * pass-on-retry, however old: found through the uploads of those commits) and every attempt since
  * `since` (for the windowed monitors). Passes take branch, commit and PR from their upload, so the
- * upload being ingested must already be stored. `ordinals`: the tests' ordinals where the caller has
- * them (else they are looked up). Oldest first.
+ * upload being ingested must already be stored. `tests`: the repository's tests, with their
+ * ordinals (where their passes are found). Oldest first.
  */
 export async function loadAttempts(
   db: Queryable,
   repoId: string,
-  testIds: readonly string[],
+  tests: readonly OrdinalOf[],
   scope: {
     commitShas: readonly string[];
     since: number | undefined;
-    ordinals?: readonly OrdinalOf[];
   },
 ): Promise<AttemptRow[]> {
-  if (testIds.length === 0) return [];
+  if (tests.length === 0) return [];
+  const testIds = tests.map((t) => t.id);
   const found = new Map<string, AttemptRow>();
   const columns = [
     'id',
@@ -141,10 +141,6 @@ export async function loadAttempts(
   }
   // Passes: in the uploads of those commits (all of them) and in uploads with passes since `since`.
   const since = scope.since;
-  const wanted = new Set(testIds);
-  const tests = (scope.ordinals ?? (await ordinalsOf(db, testIds)).filter((t) => t.repoId === repoId)).filter(
-    (t) => wanted.has(t.id),
-  );
   const shas = new Set(scope.commitShas);
   const uploads = new Map(
     (await passUploadsOfCommits(db, repoId, scope.commitShas)).map((u) => [u.uploadId, u] as const),

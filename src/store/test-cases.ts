@@ -50,7 +50,7 @@ export interface UploadTests {
 export interface UpsertedTests {
   readonly rows: SeenTestCase[];
   /** New tests, tests looked up, and known ones rewritten (seen again, new owners). */
-  readonly changed: SeenTestCase[];
+  readonly rewritten: SeenTestCase[];
 }
 
 /**
@@ -63,7 +63,7 @@ export interface UpsertedTests {
 export async function upsertTestCases(db: Queryable, tests: UploadTests): Promise<UpsertedTests> {
   const { repoId, now, owners } = tests;
   const kept: SeenTestCase[] = [];
-  const changed: SeenTestCase[] = [];
+  const rewritten: SeenTestCase[] = [];
   const stale: string[] = [];
   const changedOwners = new Map<string, string[]>();
   /** A row found (known or looked up): kept, seen again or given new owners as needed. */
@@ -83,7 +83,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
       row = { ...row, codeowners };
     }
     kept.push(row);
-    if (!isKnown || row !== found) changed.push(row);
+    if (!isKnown || row !== found) rewritten.push(row);
   };
   const unknown: string[] = [];
   for (const id of tests.ids) {
@@ -124,7 +124,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
     for (const r of fresh) {
       const row = seen(r);
       out.push(row);
-      changed.push(row);
+      rewritten.push(row);
     }
   } else {
     // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
@@ -140,7 +140,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
     }
   }
   for (const row of kept) out.push(row);
-  return { rows: out, changed };
+  return { rows: out, rewritten };
 }
 
 /**

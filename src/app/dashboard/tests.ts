@@ -134,7 +134,7 @@ export async function testPage(
     });
   }
   const first = dayStart(now) - (CHART_DAYS - 1) * DAY_MS;
-  const byDay = new Map((await dailyOutcomes(ctx.db, test.id, first)).map((d) => [d.day, d]));
+  const byDay = new Map((await dailyOutcomes(ctx.db, test, first)).map((d) => [d.day, d]));
   const daily = Array.from({ length: CHART_DAYS }, (_, day) => ({
     day,
     start: first + day * DAY_MS,

@@ -143,11 +143,12 @@ export async function recomputeTests(
 ): Promise<RecomputeOutcome> {
   const { now } = options;
   const rows = options.rows ?? (await findTestCases(db, repoId, testIds));
-  const attempts = await loadAttempts(db, repoId, testIds, {
-    commitShas: options.commitShas,
-    since: windowedSince(settings.policy, now),
-    ordinals: rows.map((r) => ({ id: r.id, ordinal: r.ordinal })),
-  });
+  const attempts = await loadAttempts(
+    db,
+    repoId,
+    rows.map((r) => ({ id: r.id, ordinal: r.ordinal })),
+    { commitShas: options.commitShas, since: windowedSince(settings.policy, now) },
+  );
   const byTest = new Map<string, Attempt[]>();
   for (const a of attempts) {
     const list = byTest.get(a.test_case_id);

@@ -253,7 +253,7 @@ async function storeTestCases(
     rules: CodeownersRule[] | undefined;
     known: ReadonlyMap<string, SeenTestCase>;
   },
-): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[]; changed: SeenTestCase[] }> {
+): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[]; rewritten: SeenTestCase[] }> {
   const store = async (attempts: IdentifiedAttempt[]) => {
     const firstOfEach = new Map<string, IdentifiedAttempt>();
     for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
@@ -278,12 +278,16 @@ async function storeTestCases(
   };
   const first = await store(identified);
   if (first.rows.length === first.ids.length)
-    return { attempts: identified, rows: first.rows, changed: first.changed };
+    return { attempts: identified, rows: first.rows, rewritten: first.rewritten };
   const mine = new Set(first.rows.map((r) => r.id));
   const local = (id: string) => uuidV5(`${input.orgSlug}#${repoFullName(input.repo)}#${id}`);
   const attempts = identified.map((x) => (mine.has(x.testId) ? x : { ...x, testId: local(x.testId) }));
   const second = await store(attempts.filter((x) => !mine.has(x.testId)));
-  return { attempts, rows: [...first.rows, ...second.rows], changed: [...first.changed, ...second.changed] };
+  return {
+    attempts,
+    rows: [...first.rows, ...second.rows],
+    rewritten: [...first.rewritten, ...second.rewritten],
+  };
 }
 
 /**
@@ -356,11 +360,7 @@ export async function ingestUpload(
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
-    const {
-      attempts,
-      rows,
-      changed: rewritten,
-    } = await storeTestCases(trx, identify(files, identity, now), {
+    const { attempts, rows, rewritten } = await storeTestCases(trx, identify(files, identity, now), {
       orgSlug: caller.orgSlug,
       repo: repository,
       variant,
