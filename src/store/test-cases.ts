@@ -20,7 +20,7 @@ export const SEEN_COLUMNS = [
 export type SeenTestCase = Readonly<Pick<TestCaseRow, (typeof SEEN_COLUMNS)[number]>>;
 
 /** The seen columns of a full row (a new test's), without the rest. */
-function seen(r: TestCaseRow): SeenTestCase {
+export function seenOf(r: TestCaseRow): SeenTestCase {
   const out: Record<string, unknown> = {};
   for (const column of SEEN_COLUMNS) out[column] = r[column];
   return out as SeenTestCase;
@@ -122,7 +122,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
   const out: SeenTestCase[] = [];
   if (inserted === fresh.length) {
     for (const r of fresh) {
-      const row = seen(r);
+      const row = seenOf(r);
       out.push(row);
       rewritten.push(row);
     }

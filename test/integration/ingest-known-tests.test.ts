@@ -2,6 +2,9 @@
 // being looked up again. What a user changes in between — a quarantine override, a flag — must be
 // what the next upload acts on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seenTestsCache } from '../../src/app/ingest/seen-cache.ts';
+import { healthVersion } from '../../src/store/repos.ts';
+import { seenOf, type TestCaseRow } from '../../src/store/test-cases.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
@@ -68,5 +71,67 @@ describe('uploads of a known suite', () => {
       expect.objectContaining({ name: 'test_b', quarantined: false }),
     ]);
     expect(await storedFailure(res.json().upload_id)).toEqual({ outcome: 'failed', quarantined: 0 });
+  });
+});
+
+describe('what ingestion remembers of a repository’s tests', () => {
+  let t: TestApp;
+  let token: string;
+  let now = Date.UTC(2026, 10, 2, 9);
+  const suite = (failing: string[]) =>
+    junitXml(
+      ['test_a', 'test_b', 'test_c'].map((name) => ({
+        name,
+        file: `src/${name}.py`,
+        fail: failing.includes(name) ? 'AssertionError: boom' : false,
+      })),
+    );
+
+  beforeAll(async () => {
+    t = await buildTestApp({}, { now: () => now });
+    token = await t.token('acme');
+  });
+  afterAll(() => t.close());
+
+  /** Every row the cache holds for the repository's current version, as the database holds it. */
+  async function expectCacheAgrees(): Promise<number> {
+    const db = t.db.database.db;
+    const repo = await db.selectFrom('repositories').select('id').executeTakeFirstOrThrow();
+    const known = seenTestsCache(db).lookup(repo.id, await healthVersion(db, repo.id));
+    const stored = new Map(
+      (await db.selectFrom('test_cases').selectAll().execute()).map((r) => [r.id, r] as const),
+    );
+    for (const [id, row] of known.full) expect(row).toEqual(stored.get(id));
+    for (const [id, row] of known.tests) expect(row).toEqual(seenOf(stored.get(id) as TestCaseRow));
+    return known.full.size;
+  }
+
+  it('re-evaluated tests are remembered as recomputed, owners and sightings as rewritten', async () => {
+    const steps = [
+      { failing: ['test_b', 'test_c'], sha: 's1', owners: '* @team-a', hours: 0 },
+      // test_b passes on the commit it failed on: flaky; owners change for every test.
+      { failing: ['test_c'], sha: 's1', owners: '* @team-b', hours: 0 },
+      // Over an hour later: every test is seen again.
+      { failing: ['test_c'], sha: 's2', owners: '* @team-b', hours: 2 },
+      { failing: [], sha: 's3', owners: '*.py @team-c', hours: 0 },
+    ];
+    const remembered: number[] = [];
+    for (const step of steps) {
+      now += step.hours * 3_600_000;
+      const res = await upload(t, token, [{ name: 'r.xml', content: suite(step.failing) }], {
+        sha: step.sha,
+        codeowners: step.owners,
+      });
+      expect(res.statusCode).toBe(200);
+      remembered.push(await expectCacheAgrees());
+    }
+    // The failing tests were re-evaluated and kept whole after each upload.
+    expect(remembered.every((n) => n > 0)).toBe(true);
+    const flaky = await t.post(
+      '/v1/flaky-tests/list-unhealthy-tests',
+      { repo: REPO, org_url_slug: 'acme', status: 'FLAKY', page_query: { page_size: 100 } },
+      token,
+    );
+    expect(flaky.json().tests.map((x: { name: string }) => x.name)).toEqual(['test_b']);
   });
 });

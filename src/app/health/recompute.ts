@@ -28,6 +28,8 @@ export interface RecomputeOutcome {
   readonly quarantined: Map<string, boolean>;
   /** Whether a test row changed (and the repository's health_version was bumped once). */
   bumped: boolean;
+  /** Every recomputed test's row as stored now (its patch applied). */
+  readonly rows: TestCaseRow[];
 }
 
 /**
@@ -156,7 +158,7 @@ export async function recomputeTests(
     else list.push(toAttempt(a));
   }
 
-  const outcome: RecomputeOutcome = { statusChanged: [], quarantined: new Map(), bumped: false };
+  const outcome: RecomputeOutcome = { statusChanged: [], quarantined: new Map(), bumped: false, rows: [] };
   const patches = new Map<string, Patch>();
   const events: NewEvent[] = [];
   const unhealthy: string[] = [];
@@ -176,9 +178,14 @@ export async function recomputeTests(
     patches.set(id, patch);
   }
   let changed = false;
-  for (const [id, patch] of patches) {
-    if (Object.keys(patch).length === 0) continue;
-    await updateTestCase(db, id, patch);
+  for (const row of rows) {
+    const patch = patches.get(row.id) ?? {};
+    if (Object.keys(patch).length === 0) {
+      outcome.rows.push(row);
+      continue;
+    }
+    await updateTestCase(db, row.id, patch);
+    outcome.rows.push({ ...row, ...patch } as TestCaseRow);
     changed = true;
   }
   await insertEvents(db, events);

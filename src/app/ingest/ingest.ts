@@ -36,7 +36,7 @@ import {
 } from './derive.ts';
 import type { ParsedFile } from './parse-file.ts';
 import { buildResult, type UploadResult } from './result.ts';
-import { seenTestsCache } from './seen-cache.ts';
+import { seenTestsCache, withSeen } from './seen-cache.ts';
 
 /** The `meta` of an upload (docs/upload-contract.md), already validated against its schema. */
 export interface UploadMeta {
@@ -301,20 +301,33 @@ async function testsToEvaluate(
   repoId: string,
   rows: readonly SeenTestCase[],
   attempts: readonly IdentifiedAttempt[],
-  commitSha: string,
-  settings: HealthSettings,
+  options: {
+    commitSha: string;
+    settings: HealthSettings;
+    /** Whole rows known to be current (seen-cache.ts): not looked up again. */
+    cached: ReadonlyMap<string, TestCaseRow>;
+  },
 ): Promise<TestCaseRow[]> {
-  const full = (ids: string[]) => findTestCases(db, repoId, ids);
-  if (passesCanActivate(settings.policy)) return full(rows.map((r) => r.id));
-  const failed = await testsFailedOnCommits(db, repoId, [commitSha]);
+  const full = async (seen: readonly SeenTestCase[]) => {
+    const out: TestCaseRow[] = [];
+    const missing: string[] = [];
+    for (const r of seen) {
+      const row = options.cached.get(r.id);
+      // The upload may have rewritten its seen columns (seen again, new owners) since.
+      if (row === undefined) missing.push(r.id);
+      else out.push(withSeen(row, r));
+    }
+    if (missing.length > 0) for (const row of await findTestCases(db, repoId, missing)) out.push(row);
+    return out;
+  };
+  if (passesCanActivate(options.settings.policy)) return full(rows);
+  const failed = await testsFailedOnCommits(db, repoId, [options.commitSha]);
   for (const x of attempts) if (x.attempt.outcome === 'failed') failed.add(x.testId);
   return full(
-    rows
-      .filter(
-        (r) =>
-          failed.has(r.id) || r.has_active_monitor === 1 || r.manual_flag !== null || r.status !== 'HEALTHY',
-      )
-      .map((r) => r.id),
+    rows.filter(
+      (r) =>
+        failed.has(r.id) || r.has_active_monitor === 1 || r.manual_flag !== null || r.status !== 'HEALTHY',
+    ),
   );
 }
 
@@ -366,7 +379,7 @@ export async function ingestUpload(
       variant,
       now,
       rules,
-      known,
+      known: known.tests,
     });
     // The upload row first: stored passes take their branch, commit and PR from it.
     await insertUpload(trx, {
@@ -387,7 +400,7 @@ export async function ingestUpload(
     await insertAttempts(
       trx,
       { id: uploadId, repoId: repository.id },
-      attemptRows(attempts, ordinalOf(known, rewritten), {
+      attemptRows(attempts, ordinalOf(known.tests, rewritten), {
         repoId: repository.id,
         uploadId,
         meta: stored,
@@ -395,7 +408,11 @@ export async function ingestUpload(
       }),
     );
     const settings = await loadHealthSettings(trx, repository.id);
-    const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, meta.commit_sha, settings);
+    const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, {
+      commitSha: meta.commit_sha,
+      settings,
+      cached: known.full,
+    });
     const outcome = await recomputeTests(
       trx,
       repository.id,
@@ -415,14 +432,13 @@ export async function ingestUpload(
     await bumpHealthVersion(trx, repository.id);
     await setUploadResult(trx, uploadId, JSON.stringify(result));
     for (const link of links) await linkRunUpload(trx, link.queueId, link.runId, uploadId);
-    // What this upload saw of its tests stays valid after the commit, except for the re-evaluated
-    // ones, unless another transaction bumped the version meanwhile (then its changes are unseen).
+    // What this upload saw of its tests stays valid after the commit (the re-evaluated ones as
+    // recomputed), unless another transaction bumped the version meanwhile (then its changes are unseen).
     const endVersion = await healthVersion(trx, repository.id);
     const ours = startVersion + 1 + (outcome.bumped ? 1 : 0);
-    const changed = new Set(evaluate.map((r) => r.id));
     afterCommit =
       endVersion === ours
-        ? () => cache.remember(repository.id, endVersion, known, rewritten, changed)
+        ? () => cache.remember(repository.id, endVersion, known, rewritten, outcome.rows)
         : () => cache.forget(repository.id);
     return result;
   });

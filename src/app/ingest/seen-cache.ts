@@ -1,51 +1,82 @@
-import type { SeenTestCase } from '../../store/test-cases.ts';
+import { SEEN_COLUMNS, type SeenTestCase, seenOf, type TestCaseRow } from '../../store/test-cases.ts';
 import { perDatabase } from '../per-database.ts';
+
+/** What the cache knows of one repository at one version. */
+export interface KnownTests {
+  /** The seen columns of every test it knows. */
+  readonly tests: ReadonlyMap<string, SeenTestCase>;
+  /** Whole rows of the tests ingestion re-evaluated last (a test failing run after run is again). */
+  readonly full: ReadonlyMap<string, TestCaseRow>;
+}
+
+const EMPTY: KnownTests = { tests: new Map(), full: new Map() };
+
+/** A whole row counts as this many seen rows toward the bound (monitor states, reasons: ~1 KB). */
+const FULL_ROW_WEIGHT = 5;
+
+/** A whole row with the seen columns of `seen` (the same row when they are the same). */
+export function withSeen(row: TestCaseRow, seen: SeenTestCase): TestCaseRow {
+  for (const column of SEEN_COLUMNS) if (row[column] !== seen[column]) return { ...row, ...seen };
+  return row;
+}
 
 /**
  * What ingestion last knew of a repository's tests, valid while the repository's `health_version` is
  * the one it was taken at. A repeated suite then costs map lookups instead of 100k primary-key
- * lookups. Every write to the columns of `SeenTestCase` bumps `health_version` in its transaction
- * (ingestion, recompute, flags, tickets, settings), so a version that moved, here or on another
- * replica, means "look them up again".
+ * lookups, and its failing tests (re-evaluated by every upload) no whole-row lookups. Every write to
+ * a test_cases row bumps `health_version` in its transaction (ingestion, recompute, flags, tickets,
+ * settings), so a version that moved, here or on another replica, means "look them up again".
  */
 export class SeenTestsCache {
-  readonly #repos = new Map<string, { version: number; tests: Map<string, SeenTestCase> }>();
+  readonly #repos = new Map<
+    string,
+    { version: number; tests: Map<string, SeenTestCase>; full: Map<string, TestCaseRow> }
+  >();
   #size = 0;
 
   constructor(private readonly maxTests: number) {}
 
-  /** The tests known at `version`, or an empty map. */
-  lookup(repoId: string, version: number): ReadonlyMap<string, SeenTestCase> {
+  /** The tests known at `version` (empty maps when it is not the version remembered). */
+  lookup(repoId: string, version: number): KnownTests {
     const entry = this.#repos.get(repoId);
-    if (entry === undefined || entry.version !== version) return new Map();
+    if (entry === undefined || entry.version !== version) return EMPTY;
     // Most recently used last.
     this.#repos.delete(repoId);
     this.#repos.set(repoId, entry);
-    return entry.tests;
+    return entry;
   }
 
   /**
-   * After a commit: the repository is at `version`, these rows are current (the others of `base`
-   * still are), and `changed` ids were rewritten by the transaction in ways `rows` does not show
-   * (they are looked up again next time). `base` is what was valid at the version the transaction
-   * started from. Rows are shared, never changed: whoever needs a different row makes a new one.
+   * After a commit: the repository is at `version`, these seen `rows` and whole `evaluated` rows are
+   * current (the others of `base` still are, except whole rows of tests among `rows`, which are
+   * dropped). `base` is what was valid at the version the transaction started from. Rows are shared,
+   * never changed: whoever needs a different row makes a new one.
    */
   remember(
     repoId: string,
     version: number,
-    base: ReadonlyMap<string, SeenTestCase>,
+    base: KnownTests,
     rows: readonly SeenTestCase[],
-    changed: ReadonlySet<string>,
+    evaluated: readonly TestCaseRow[],
   ): void {
     const entry = this.#repos.get(repoId);
-    // Usually `base` is this repository's map itself: update it in place.
-    const tests = entry !== undefined && entry.tests === base ? entry.tests : new Map(base);
+    // Usually `base` is this repository's entry itself: update it in place.
+    const own = entry !== undefined && entry.tests === base.tests;
+    const tests = own ? entry.tests : new Map(base.tests);
+    const full = own ? entry.full : new Map(base.full);
     this.forget(repoId);
-    for (const row of rows) tests.set(row.id, row);
-    for (const id of changed) tests.delete(id);
-    if (tests.size > this.maxTests) return;
-    this.#repos.set(repoId, { version, tests });
-    this.#size += tests.size;
+    for (const row of rows) {
+      tests.set(row.id, row);
+      full.delete(row.id);
+    }
+    for (const row of evaluated) {
+      tests.set(row.id, seenOf(row));
+      full.set(row.id, row);
+    }
+    const size = tests.size + FULL_ROW_WEIGHT * full.size;
+    if (size > this.maxTests) return;
+    this.#repos.set(repoId, { version, tests, full });
+    this.#size += size;
     for (const id of this.#repos.keys()) {
       if (this.#size <= this.maxTests) break;
       this.forget(id);
@@ -55,7 +86,7 @@ export class SeenTestsCache {
   forget(repoId: string): void {
     const entry = this.#repos.get(repoId);
     if (entry === undefined) return;
-    this.#size -= entry.tests.size;
+    this.#size -= entry.tests.size + FULL_ROW_WEIGHT * entry.full.size;
     this.#repos.delete(repoId);
   }
 }
