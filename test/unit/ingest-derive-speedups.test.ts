@@ -120,4 +120,24 @@ describe('failureFacts', () => {
     );
     expect(failureFacts({ outcome: 'passed' } as JunitAttempt)).toBeNull();
   });
+
+  it('gives the facts of the text, not of the test’s last failure, when the test fails differently', () => {
+    const texts = fc
+      .array(fc.constantFrom(...PIECES, '\n', '\n    at '), { maxLength: 12 })
+      .map((p) => p.join(''));
+    const tests = fc.constantFrom('t1', 't2', 't3');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(tests, texts), { minLength: 1, maxLength: 20 }), (failures) => {
+        for (const [testId, text] of failures) {
+          // A fresh copy of the text each time, as each upload decodes its own.
+          const attempt = { outcome: 'failed', failureText: ` ${text}`.slice(1) } as JunitAttempt;
+          expect(failureFacts(attempt, testId)).toEqual({
+            ...describeFailure(text),
+            textHash: failureTextHash(text),
+          });
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  });
 });

@@ -43,22 +43,38 @@ export function failureText(a: JunitAttempt): string {
 
 /**
  * Failure facts of the failure texts seen last, per thread: a broken test fails the same way run
- * after run, and normalising a 40-line stack trace costs ~40 µs. Kept by text (describeFailure is a
- * function of the text alone), at most this many (~4.5 KB each for stack traces, 8,000 characters
- * at most: ~45 MB typical, 80 MB when full of the longest).
+ * after run, and normalising a 40-line stack trace costs ~40 µs. describeFailure is a function of
+ * the text alone, so they are kept by text; and by test: a lookup by text hashes the whole text (a
+ * fresh string each upload, ~10 µs for a stack trace), one by the test's id (a string the id memo
+ * hands out again, its hash kept) costs a comparison of the texts. Both share their entries: at
+ * most 12,000 texts (~4.5 KB each for stack traces, 8,000 characters at most: ~55 MB typical).
  */
-const MAX_REMEMBERED_FAILURES = 10_000;
-const rememberedFailures = new Lru<FailureFacts>(MAX_REMEMBERED_FAILURES);
+const MAX_FAILING_TESTS = 10_000;
+/** Texts seen last, whichever test failed with them (many tests can fail with one text). */
+const MAX_TEXTS = 2_000;
 
-export function failureFacts(a: JunitAttempt): FailureFacts | null {
+/** A failure text (the first copy seen) and its facts. */
+interface Remembered {
+  readonly text: string;
+  readonly facts: FailureFacts;
+}
+
+const rememberedFailures = new Lru<Remembered>(MAX_TEXTS);
+const lastFailureOfTest = new Lru<Remembered>(MAX_FAILING_TESTS);
+
+/** The attempt's failure facts (null unless it failed); `testId`, when known, makes a repeat cheaper. */
+export function failureFacts(a: JunitAttempt, testId?: string): FailureFacts | null {
   if (a.outcome !== 'failed') return null;
   const text = failureText(a);
-  let facts = rememberedFailures.get(text);
-  if (facts === undefined) {
-    facts = { ...describeFailure(text), textHash: failureTextHash(text) };
-    rememberedFailures.set(text, facts);
+  const last = testId === undefined ? undefined : lastFailureOfTest.get(testId);
+  if (last !== undefined && last.text === text) return last.facts;
+  let remembered = rememberedFailures.get(text);
+  if (remembered === undefined) {
+    remembered = { text, facts: { ...describeFailure(text), textHash: failureTextHash(text) } };
+    rememberedFailures.set(text, remembered);
   }
-  return facts;
+  if (testId !== undefined) lastFailureOfTest.set(testId, remembered);
+  return remembered.facts;
 }
 
 /**
@@ -70,8 +86,15 @@ export function deriveInto(
   attempts: readonly JunitAttempt[],
   identity: IdentityContext | undefined,
 ): void {
-  for (const a of attempts) into.failures.push(failureFacts(a));
-  if (identity !== undefined) for (const a of attempts) into.testIds.push(attemptTestId(identity, a));
+  if (identity === undefined) {
+    for (const a of attempts) into.failures.push(failureFacts(a));
+    return;
+  }
+  for (const a of attempts) {
+    const testId = attemptTestId(identity, a);
+    into.testIds.push(testId);
+    into.failures.push(failureFacts(a, testId));
+  }
 }
 
 /** The file with its attempts' failure facts and, when the identity is known, their test ids. */

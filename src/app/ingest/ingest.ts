@@ -83,11 +83,12 @@ export function identify(
     const ids = f.ids !== undefined && sameIdentity(f.ids.identity, identity) ? f.ids : undefined;
     for (let k = 0; k < f.attempts.length; k++) {
       const attempt = f.attempts[k] as JunitAttempt;
+      const testId = ids?.testIds[k] ?? attemptTestId(identity, attempt);
       attempts.push({
-        testId: ids?.testIds[k] ?? attemptTestId(identity, attempt),
+        testId,
         attempt,
         at: attemptTime(attempt, now),
-        failure: f.failures === undefined ? failureFacts(attempt) : (f.failures[k] ?? null),
+        failure: f.failures === undefined ? failureFacts(attempt, testId) : (f.failures[k] ?? null),
       });
     }
   }

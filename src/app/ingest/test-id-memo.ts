@@ -42,12 +42,9 @@ export class TestIdMemo {
 
   id(identity: IdentityContext, a: JunitAttempt): string {
     const custom = a.customId ?? null;
-    const byName = () => {
-      const names = this.#namesFor(identity, a);
-      return custom === null ? names.plain : names.custom;
-    };
     const name = custom === null ? a.name : key([custom, a.name]);
-    let ids = byName();
+    // (No closure here: one per call would cost more than the lookup it serves.)
+    let ids = this.#idsFor(identity, a);
     const known = ids.get(name);
     if (known !== undefined) return known;
     const id = testCaseId({
@@ -63,7 +60,7 @@ export class TestIdMemo {
     if (this.#size >= this.max) {
       this.clear();
       // The prefix's maps are new ones now.
-      ids = byName();
+      ids = this.#idsFor(identity, a);
     }
     ids.set(name, id);
     this.#size++;
@@ -75,6 +72,12 @@ export class TestIdMemo {
     this.#size = 0;
     this.#identity = undefined;
     this.#names = undefined;
+  }
+
+  /** The ids by name of the attempt's prefix: those of tests with a custom id, or of those without. */
+  #idsFor(identity: IdentityContext, a: JunitAttempt): Map<string, string> {
+    const names = this.#namesFor(identity, a);
+    return (a.customId ?? null) === null ? names.plain : names.custom;
   }
 
   #namesFor(identity: IdentityContext, a: JunitAttempt): Names {
