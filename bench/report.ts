@@ -440,7 +440,7 @@ export function renderMarkdown(report: RunReport, notes: string): string {
       `One generated JUnit file: ${fmt.int(g.testcases)} test cases in ${(g.bytes / 1024 / 1024).toFixed(1)} MB ` +
         `(${fmt.int(g.failures)} failures with stack traces, ${fmt.int(g.skipped)} skipped, ${fmt.int(g.flakyRetries)} flakyFailure retries, escaped characters). ` +
         `The baseline is saxes over the same file counting \`<testcase>\` tags; parse rows are the median of ${p.parseRepeat} runs in the bench process. ` +
-        'Uploads are multipart POSTs to a fresh database (the second upload sends the same file for another commit, so every test exists); ' +
+        'Uploads are multipart POSTs to a fresh database; the known-suite row is the median of three uploads of the same file for other commits, one at a time, so every test exists (the first of them also pays for the first upload’s aftermath: checkpointing its new rows, collecting its garbage); ' +
         'the time is from sending the request to the complete answer. Peak RSS is the server process’s VmHWM after the upload. ' +
         'CPU is user + system seconds per report-sized upload (sustained rows: divided by their uploads): the bench process’s for the parse rows, ' +
         'the server process’s for uploads, all its threads (request thread, parser thread, V8’s helper threads, the SQLite checkpoint thread), the request thread alone in brackets; on PostgreSQL the database server’s own CPU is not counted. ' +
