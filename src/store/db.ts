@@ -104,3 +104,57 @@ async function insertUnnested<T extends Record<string, unknown>>(
   }
   return inserted;
 }
+
+/** One row's new values, by its key. */
+export interface RowUpdate {
+  readonly key: string;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Updates rows of one table by key column, each with its own values (rows with no values are
+ * skipped). SQLite: a statement per row, its text built once per set of columns (no round trip, the
+ * driver reuses the prepared statement). PostgreSQL: rows that set the same columns go in one
+ * statement, their values as `unnest`ed arrays; a round trip per row (~0.35 ms) made the ~460 rows
+ * a 100k-case upload re-evaluates cost 160 ms.
+ */
+export async function updateMany(
+  db: Queryable,
+  table: keyof Tables & string,
+  keyColumn: string,
+  rows: readonly RowUpdate[],
+): Promise<void> {
+  const groups = new Map<string, { columns: string[]; rows: RowUpdate[] }>();
+  for (const row of rows) {
+    const columns = Object.keys(row.values).sort();
+    if (columns.length === 0) continue;
+    const signature = columns.join(',');
+    const group = groups.get(signature);
+    if (group === undefined) groups.set(signature, { columns, rows: [row] });
+    else group.rows.push(row);
+  }
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  for (const { columns, rows: group } of groups.values()) {
+    if (postgres) {
+      const types = await typesOf(db, table);
+      const cast = (c: string, i: number) => {
+        const type = types.get(c);
+        if (type === undefined) throw new Error(`updateMany: ${table} has no column ${c}`);
+        return `$${i + 1}::${type}[]`;
+      };
+      const all = [keyColumn, ...columns];
+      const text =
+        `update "${table}" as t set ${columns.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
+        `from unnest(${all.map(cast).join(', ')}) as v(${all.map((c) => `"${c}"`).join(', ')}) ` +
+        `where t."${keyColumn}" = v."${keyColumn}"`;
+      for (const part of chunked(group, 10_000)) {
+        const params = [part.map((r) => r.key), ...columns.map((c) => part.map((r) => r.values[c] ?? null))];
+        await db.executeQuery(CompiledQuery.raw(text, params));
+      }
+      continue;
+    }
+    const text = `update "${table}" set ${columns.map((c) => `"${c}" = ?`).join(', ')} where "${keyColumn}" = ?`;
+    for (const row of group)
+      await db.executeQuery(CompiledQuery.raw(text, [...columns.map((c) => row.values[c] ?? null), row.key]));
+  }
+}

@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely';
-import { chunked, insertMany, type Queryable, yieldToEventLoop } from './db.ts';
+import { chunked, insertMany, type Queryable, updateMany, yieldToEventLoop } from './db.ts';
 import { reserveTestOrdinals } from './repos.ts';
 import type { TestCasesTable } from './schema.ts';
 
@@ -169,12 +169,17 @@ export function findTestCase(db: Queryable, repoId: string, id: string): Promise
     .executeTakeFirst();
 }
 
-export async function updateTestCase(
+/** Writes each test's patch (tests without one are left alone). */
+export function updateTestCases(
   db: Queryable,
-  id: string,
-  patch: Updateable<TestCasesTable>,
+  patches: readonly { id: string; patch: Updateable<TestCasesTable> }[],
 ): Promise<void> {
-  await db.updateTable('test_cases').set(patch).where('id', '=', id).execute();
+  return updateMany(
+    db,
+    'test_cases',
+    'id',
+    patches.map((p) => ({ key: p.id, values: p.patch })),
+  );
 }
 
 /** Ids of a repository's tests with an active monitor or a manual flag: the periodic pass's work. */

@@ -16,7 +16,7 @@ import { insertEvents } from '../../store/events.ts';
 import { bumpHealthVersion } from '../../store/repos.ts';
 import { type AttemptRow, loadAttempts, prsImpacted } from '../../store/results.ts';
 import type { TestCaseEventsTable, TestCasesTable } from '../../store/schema.ts';
-import { findTestCases, type TestCaseRow, updateTestCase } from '../../store/test-cases.ts';
+import { findTestCases, type TestCaseRow, updateTestCases } from '../../store/test-cases.ts';
 import { enqueueHealthEvents } from '../webhooks-out/health.ts';
 import type { HealthSettings } from './settings.ts';
 
@@ -177,17 +177,18 @@ export async function recomputeTests(
     Object.assign(patch, { prs_impacted_7d: prs.get(id) ?? 0, rollup_at: now });
     patches.set(id, patch);
   }
-  let changed = false;
+  const updates: { id: string; patch: Patch }[] = [];
   for (const row of rows) {
     const patch = patches.get(row.id) ?? {};
     if (Object.keys(patch).length === 0) {
       outcome.rows.push(row);
       continue;
     }
-    await updateTestCase(db, row.id, patch);
+    updates.push({ id: row.id, patch });
     outcome.rows.push({ ...row, ...patch } as TestCaseRow);
-    changed = true;
   }
+  await updateTestCases(db, updates);
+  const changed = updates.length > 0;
   await insertEvents(db, events);
   await enqueueHealthEvents(db, repoId, rows, events, now);
   if (changed) await bumpHealthVersion(db, repoId);
