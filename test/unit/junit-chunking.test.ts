@@ -2,6 +2,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createJunitParser } from '../../src/domain/junit/index.ts';
+import { SLICE_SPAN_CHARS } from '../../src/domain/junit/parser.ts';
 import type { ParseResult } from './fixtures-junit/helpers.ts';
 import {
   parseChunks,
@@ -108,6 +109,30 @@ describe('chunked feeding', () => {
     for (let round = 0; round < 20; round++) {
       expect(parseChunks(randomSplit(text, random, 200)).summary).toEqual(once);
     }
+  });
+});
+
+describe('keepSlices (strings left as slices of the input, for a caller that copies batches out)', () => {
+  it.each(allFixtures)('$name: the same attempts and summary as with every string copied', ({ text }) => {
+    const random = seeded(3);
+    const chunks = randomSplit(Buffer.from(text, 'utf8'), random, 4_000);
+    expect(observable(parseChunks(chunks, { keepSlices: true }))).toEqual(observable(parseText(text)));
+  });
+
+  it('delivers a batch once SLICE_SPAN_CHARS of input went by, however few attempts it holds', () => {
+    // Testcases far apart (large <system-out> between them): a batch must not wait for 1,000
+    // attempts while its strings hold megabytes of input.
+    const out = `<system-out>${'x'.repeat(1024 * 1024)}</system-out>`;
+    const chunks = ['<testsuites><testsuite name="s">'];
+    for (let i = 0; i < 20; i++) chunks.push(`<testcase name="t${i}">${out}</testcase>`);
+    chunks.push('</testsuite></testsuites>');
+    const sliced = parseChunks(chunks, { keepSlices: true });
+    expect(sliced.summary.counts.testcases).toBe(20);
+    const spanCases = Math.ceil(SLICE_SPAN_CHARS / out.length);
+    expect(sliced.batches.length).toBeGreaterThanOrEqual(Math.floor(20 / spanCases));
+    expect(Math.max(...sliced.batches)).toBeLessThanOrEqual(spanCases);
+    // Without keepSlices the strings are copies: one batch at the end.
+    expect(parseChunks(chunks).batches).toEqual([20]);
   });
 });
 

@@ -143,13 +143,16 @@ function duration(a: JunitAttempt): number | null {
   return a.durationMs === null ? null : Math.round(a.durationMs);
 }
 
-/** A test's ordinal (never changes): from the rows the upload rewrote, else from the known ones. */
+/**
+ * A test's ordinal: from the known rows (an ordinal never changes, so theirs is current: one lookup
+ * for the usual pass), else from the rows the upload wrote (new tests, tests looked up).
+ */
 function ordinalOf(
   known: ReadonlyMap<string, SeenTestCase>,
   rewritten: readonly SeenTestCase[],
 ): (testId: string) => number | undefined {
   const others = new Map(rewritten.map((r) => [r.id, r.ordinal]));
-  return (id) => others.get(id) ?? known.get(id)?.ordinal;
+  return (id) => known.get(id)?.ordinal ?? others.get(id);
 }
 
 /**

@@ -98,10 +98,13 @@ export async function parseJunitFile(
    * empty); like the parser's, they count only if the returned summary is ok.
    */
   sink?: (batch: JunitAttempt[]) => void,
+  /** For a sink that copies each batch out at once (parse-worker.ts): JunitParserOptions'. */
+  stream?: { batchSize: number; keepSlices: boolean },
 ): Promise<ParsedFile> {
   const attempts: JunitAttempt[] = [];
   const binding = budget !== undefined && budget.left < DEFAULT_JUNIT_LIMITS.maxAttempts;
   const parser = createJunitParser({
+    ...stream,
     onAttempts:
       sink ??
       ((batch) => {

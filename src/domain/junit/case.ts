@@ -138,6 +138,7 @@ export function addResult(
   tag: string,
   attrs: Attributes,
   limits: JunitLimits,
+  slices = false,
 ): ResultElement | null {
   // Own keys only: `RESULT_TAGS[tag]` would also find Object.prototype members (<toString>, …).
   const kind = Object.hasOwn(RESULT_TAGS, tag) ? RESULT_TAGS[tag] : undefined;
@@ -149,8 +150,8 @@ export function addResult(
     outcome: kind.outcome,
     failureKind: kind.failureKind,
     source: kind.source,
-    message: message === null ? null : detach(message),
-    type: type === null ? null : detach(type),
+    message: message === null || slices ? message : detach(message),
+    type: type === null || slices ? type : detach(type),
     durationMs: parseDurationMs(attrs['time']),
     timestamp: parseTimestampMs(attrs['timestamp']),
     text: { value: '', max: limits.maxFailureTextChars },
@@ -181,16 +182,22 @@ export function isFlakyMarkedFailed(testCase: OpenCase): boolean {
  * passed, even if the testcase also carries a failure verdict. retryIndex is left at 0 for the
  * caller to number across the file. Calls `emit` once per attempt, in that order.
  */
-export function forEachAttempt(testCase: OpenCase, emit: (attempt: JunitAttempt) => void): void {
+export function forEachAttempt(
+  testCase: OpenCase,
+  emit: (attempt: JunitAttempt) => void,
+  slices = false,
+): void {
   const flaky = testCase.flaky;
   if (flaky !== null) {
-    for (const result of flaky) emit(attemptOf(testCase, result, result.durationMs, result.timestamp));
+    for (const result of flaky)
+      emit(attemptOf(testCase, result, result.durationMs, result.timestamp, slices));
   }
   const primary = isFlakyMarkedFailed(testCase) ? null : testCase.primary;
-  emit(attemptOf(testCase, primary, testCase.durationMs, testCase.timestamp));
+  emit(attemptOf(testCase, primary, testCase.durationMs, testCase.timestamp, slices));
   const reruns = testCase.reruns;
   if (reruns !== null) {
-    for (const result of reruns) emit(attemptOf(testCase, result, result.durationMs, result.timestamp));
+    for (const result of reruns)
+      emit(attemptOf(testCase, result, result.durationMs, result.timestamp, slices));
   }
 }
 
@@ -200,6 +207,7 @@ function attemptOf(
   result: ResultElement | null,
   durationMs: number | null,
   timestamp: number | null,
+  slices: boolean,
 ): JunitAttempt {
   const failure = result !== null && result.outcome === 'failed' ? result : null;
   return {
@@ -214,7 +222,7 @@ function attemptOf(
     failureKind: failure === null ? null : failure.failureKind,
     failureMessage: failure === null ? null : failure.message,
     failureType: failure === null ? null : failure.type,
-    failureText: failure === null ? null : failureText(failure),
+    failureText: failure === null ? null : failureText(failure, slices),
     durationMs,
     timestamp: timestamp ?? testCase.timestamp,
     retryIndex: 0,
@@ -223,9 +231,11 @@ function attemptOf(
   };
 }
 
-function failureText(result: ResultElement): string | null {
+function failureText(result: ResultElement, slices: boolean): string | null {
   const body = result.text.value.trimEnd();
   const stack = result.stackTrace.value.trimEnd();
   const joined = body !== '' && stack !== '' ? `${body}\n${stack}` : body || stack;
-  return joined === '' ? null : compact(truncate(joined, result.text.max));
+  if (joined === '') return null;
+  const text = truncate(joined, result.text.max);
+  return slices ? text : compact(text);
 }

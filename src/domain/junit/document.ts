@@ -30,6 +30,8 @@ export interface WalkerDeps {
   position(): Position;
   /** Called once per finished, named testcase, in file order. */
   onCase(testCase: OpenCase): void;
+  /** Testcase strings may be slices of the input (JunitParserOptions.keepSlices). */
+  keepSlices?: boolean;
 }
 
 const IDENTITY_ATTRIBUTES = ['name', 'classname', 'file', 'filepath', 'id'] as const;
@@ -51,10 +53,10 @@ export class DocumentWalker {
     this.limits = deps.limits;
     const max = deps.limits.maxNameChars;
     this.texts = {
-      name: new KeptText(max),
-      classname: new KeptText(max),
-      file: new KeptText(max),
-      customId: new KeptText(max),
+      name: new KeptText(max, deps.keepSlices),
+      classname: new KeptText(max, deps.keepSlices),
+      file: new KeptText(max, deps.keepSlices),
+      customId: new KeptText(max, deps.keepSlices),
     };
   }
 
@@ -179,7 +181,7 @@ export class DocumentWalker {
 
   private startResult(name: string, attrs: Attributes): Frame {
     if (this.current === null) return OTHER;
-    const added = addResult(this.current, name, attrs, this.limits);
+    const added = addResult(this.current, name, attrs, this.limits, this.deps.keepSlices);
     if (added === null) return OTHER;
     const max = this.limits.maxResultsPerTestcase;
     if (resultCount(this.current) > max) this.fail(`<testcase> has more than ${max} result/retry elements`);

@@ -24,6 +24,8 @@ import { DEFAULT_JUNIT_LIMITS } from './types.ts';
 import { replaceControlChars } from './values.ts';
 
 const DEFAULT_BATCH_SIZE = 1_000;
+/** With keepSlices, a batch is delivered at the end of the write that takes it past this much input. */
+export const SLICE_SPAN_CHARS = 4 * 1024 * 1024;
 const SAXES_POSITION_PREFIX = /^(\d+):(\d+): /;
 
 export function createJunitParser(options: JunitParserOptions): JunitParser {
@@ -52,6 +54,8 @@ class StreamingJunitParser implements JunitParser {
   private chunkText = '';
   private chunkStart = 0;
   private fedChars = 0;
+  /** `fedChars` when the last batch was delivered. */
+  private flushedAt = 0;
   /** Whether saxes currently has a text handler (see `decideText`). */
   private textOn = true;
   private readonly textHandler = (text: string): void => this.onText(text);
@@ -66,6 +70,7 @@ class StreamingJunitParser implements JunitParser {
       problems: this.problems,
       position: () => this.position(),
       onCase: (testCase) => this.emitCase(testCase),
+      keepSlices: options.keepSlices === true,
     });
     this.listen();
   }
@@ -75,6 +80,12 @@ class StreamingJunitParser implements JunitParser {
     if (this.failed) return;
     const text = typeof chunk === 'string' ? chunk : this.bytes.decode(chunk);
     this.guard(() => this.feed(text));
+    if (
+      this.options.keepSlices === true &&
+      this.fedChars - this.flushedAt >= SLICE_SPAN_CHARS &&
+      !this.failed
+    )
+      this.flush();
   }
 
   close(): JunitFileSummary {
@@ -212,7 +223,7 @@ class StreamingJunitParser implements JunitParser {
 
   private emitCase(testCase: OpenCase): void {
     this.counts.testcases++;
-    forEachAttempt(testCase, this.emitAttempt);
+    forEachAttempt(testCase, this.emitAttempt, this.options.keepSlices === true);
   }
 
   private emit(attempt: JunitAttempt): void {
@@ -236,6 +247,7 @@ class StreamingJunitParser implements JunitParser {
   }
 
   private flush(): void {
+    this.flushedAt = this.fedChars;
     if (this.batch.length === 0) return;
     const batch = this.batch;
     this.batch = [];

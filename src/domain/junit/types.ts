@@ -125,6 +125,13 @@ export interface JunitParserOptions {
   limits?: Partial<JunitLimits>;
   /** The error for a file over `limits.maxAttempts` (default: "the file has more than N test attempts"). */
   attemptsLimitMessage?: string;
+  /**
+   * Strings in the attempts may be slices of the decoded input (no copy per string: names, failure
+   * texts). Only for a caller that copies each batch out when it gets it: a slice keeps the whole
+   * decoded chunk it came from alive. Batches are then also delivered once SLICE_SPAN_CHARS of
+   * input went by since the last one, so a batch never holds more than that of input.
+   */
+  keepSlices?: boolean;
 }
 
 export interface JunitParser {

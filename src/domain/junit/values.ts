@@ -122,17 +122,24 @@ export function compact(text: string): string {
   return Buffer.from(text, 'latin1').toString('latin1');
 }
 
-/** Like `optionalText`, but the result is detached, and equal to the previous one when the value repeats. */
+/**
+ * Like `optionalText`, but the result is detached (unless `slices`: see JunitParserOptions.keepSlices),
+ * and equal to the previous one when the value repeats.
+ */
 export class KeptText {
   private last: string | null = null;
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly slices = false,
+  ) {}
 
   of(value: string | undefined): string | null {
     if (value === undefined || value === '') return null;
     const last = this.last;
     if (last !== null && value.length <= this.max && value === last) return last;
-    const kept = detach(truncate(value, this.max));
+    const cut = truncate(value, this.max);
+    const kept = this.slices ? cut : detach(cut);
     this.last = kept;
     return kept;
   }
