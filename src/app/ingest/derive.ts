@@ -47,7 +47,7 @@ export function failureText(a: JunitAttempt): string {
  * the text alone, so they are kept by text; and by test: a lookup by text hashes the whole text (a
  * fresh string each upload, ~10 µs for a stack trace), one by the test's id (a string the id memo
  * hands out again, its hash kept) costs a comparison of the texts. Both share their entries: at
- * most 12,000 texts (~4.5 KB each for stack traces, 8,000 characters at most: ~55 MB typical).
+ * most 12,000 texts (a stack trace is a few KB; 8,000 characters at most).
  */
 const MAX_FAILING_TESTS = 10_000;
 /** Texts seen last, whichever test failed with them (many tests can fail with one text). */
