@@ -81,6 +81,18 @@ async function typesOf(db: Queryable, table: string): Promise<Map<string, string
   return types;
 }
 
+/** `unnest`'s arguments for these columns: parameter i cast to an array of column i's type. */
+async function unnestArguments(db: Queryable, table: string, columns: readonly string[]): Promise<string> {
+  const types = await typesOf(db, table);
+  return columns
+    .map((c, i) => {
+      const type = types.get(c);
+      if (type === undefined) throw new Error(`${table} has no column ${c}`);
+      return `$${i + 1}::${type}[]`;
+    })
+    .join(',');
+}
+
 async function insertUnnested<T extends Record<string, unknown>>(
   db: Queryable,
   table: string,
@@ -88,13 +100,7 @@ async function insertUnnested<T extends Record<string, unknown>>(
   options: { chunkRows?: number; ignoreConflicts?: boolean },
 ): Promise<number> {
   const columns = Object.keys(rows[0] as T);
-  const types = await typesOf(db, table);
-  const casts = columns.map((c, i) => {
-    const type = types.get(c);
-    if (type === undefined) throw new Error(`insertMany: ${table} has no column ${c}`);
-    return `$${i + 1}::${type}[]`;
-  });
-  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${casts.join(',')})${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
+  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${await unnestArguments(db, table, columns)})${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
   let inserted = 0;
   for (const part of chunked(rows, options.chunkRows ?? 10_000)) {
     const params = columns.map((c) => part.map((row) => row[c] ?? null));
@@ -136,16 +142,10 @@ export async function updateMany(
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   for (const { columns, rows: group } of groups.values()) {
     if (postgres) {
-      const types = await typesOf(db, table);
-      const cast = (c: string, i: number) => {
-        const type = types.get(c);
-        if (type === undefined) throw new Error(`updateMany: ${table} has no column ${c}`);
-        return `$${i + 1}::${type}[]`;
-      };
       const all = [keyColumn, ...columns];
       const text =
         `update "${table}" as t set ${columns.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
-        `from unnest(${all.map(cast).join(', ')}) as v(${all.map((c) => `"${c}"`).join(', ')}) ` +
+        `from unnest(${await unnestArguments(db, table, all)}) as v(${all.map((c) => `"${c}"`).join(', ')}) ` +
         `where t."${keyColumn}" = v."${keyColumn}"`;
       for (const part of chunked(group, 10_000)) {
         const params = [part.map((r) => r.key), ...columns.map((c) => part.map((r) => r.values[c] ?? null))];
