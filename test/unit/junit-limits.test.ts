@@ -29,20 +29,31 @@ describe('DTDs and entities are never processed', () => {
     }
   });
 
+  it('stops a long prolog (comments before any element) at the prolog limit', () => {
+    const parser = createJunitParser({ onAttempts: () => {} });
+    const chunk = `<!-- ${'x'.repeat(65_000)} -->`;
+    for (let i = 0; i < 40; i++) parser.write(chunk);
+    const summary = parser.close();
+    expect(summary.ok).toBe(false);
+    expect(errorsOf(summary)).toEqual(['no root element within the first 1048576 characters']);
+  });
+
   it('rejects an undefined entity reference as malformed', () => {
     const { summary } = parseText(suite('<testcase name="&nope;"/>'));
     expect(summary.ok).toBe(false);
     expect(errorsOf(summary)[0]).toMatch(/^malformed XML: .*undefined entity/i);
   });
 
-  it('stops a huge DTD at the prolog limit instead of buffering it', () => {
+  it('stops at the DOCTYPE of a huge DTD instead of buffering it', () => {
     const parser = createJunitParser({ onAttempts: () => {} });
     parser.write('<!DOCTYPE t [');
     const chunk = `<!-- ${'x'.repeat(65_000)} -->`;
     for (let i = 0; i < 40; i++) parser.write(chunk);
     const summary = parser.close();
     expect(summary.ok).toBe(false);
-    expect(errorsOf(summary)).toEqual(['no root element within the first 1048576 characters']);
+    expect(errorsOf(summary)).toEqual([
+      'DOCTYPE/DTD declarations are not allowed in JUnit reports (entities are never expanded)',
+    ]);
   });
 });
 

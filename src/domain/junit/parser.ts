@@ -4,7 +4,6 @@
 // If `ok` is false the file was rejected (malformed XML, DTD, limits, bad root, empty file):
 // the caller must discard every attempt it received from this parser. After the first error no
 // further batches are delivered and later writes are ignored.
-import { SaxesParser } from 'saxes';
 import type { OpenCase } from './case.ts';
 import { forEachAttempt } from './case.ts';
 import { createByteDecoder } from './decode.ts';
@@ -22,11 +21,11 @@ import type {
 } from './types.ts';
 import { DEFAULT_JUNIT_LIMITS } from './types.ts';
 import { replaceControlChars } from './values.ts';
+import { XmlScanner, type XmlScannerHandler, XmlSyntaxError } from './xml-scanner.ts';
 
 const DEFAULT_BATCH_SIZE = 1_000;
 /** With keepSlices, a batch is delivered at the end of the write that takes it past this much input. */
 export const SLICE_SPAN_CHARS = 4 * 1024 * 1024;
-const SAXES_POSITION_PREFIX = /^(\d+):(\d+): /;
 
 export function createJunitParser(options: JunitParserOptions): JunitParser {
   return new StreamingJunitParser(options);
@@ -39,7 +38,7 @@ class StreamingJunitParser implements JunitParser {
   private readonly counts: JunitCounts = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };
   private readonly retries = createRetryCounter();
   private readonly bytes = createByteDecoder();
-  private readonly sax = new SaxesParser({ xmlns: false });
+  private readonly xml: XmlScanner;
   private readonly walker: DocumentWalker;
   private batch: JunitAttempt[] = [];
   private failed = false;
@@ -48,17 +47,9 @@ class StreamingJunitParser implements JunitParser {
   private sawContent = false;
   private prologChars = 0;
   private replacedChars = 0;
-  /** saxes' input position at the last tag event (see DocumentWalker.openTag's `span`). */
-  private lastTagPosition = 0;
-  /** The text passed to saxes by the current `sax.write`, and its offset in the whole input. */
-  private chunkText = '';
-  private chunkStart = 0;
   private fedChars = 0;
   /** `fedChars` when the last batch was delivered. */
   private flushedAt = 0;
-  /** Whether saxes currently has a text handler (see `decideText`). */
-  private textOn = true;
-  private readonly textHandler = (text: string): void => this.onText(text);
   private readonly emitAttempt = (attempt: JunitAttempt): void => this.emit(attempt);
 
   constructor(private readonly options: JunitParserOptions) {
@@ -72,7 +63,7 @@ class StreamingJunitParser implements JunitParser {
       onCase: (testCase) => this.emitCase(testCase),
       keepSlices: options.keepSlices === true,
     });
-    this.listen();
+    this.xml = new XmlScanner(this.xmlHandler(), { maxTextChars: this.limits.maxTextChars });
   }
 
   write(chunk: string | Uint8Array): void {
@@ -99,68 +90,24 @@ class StreamingJunitParser implements JunitParser {
     return this.summary;
   }
 
-  private listen(): void {
-    const sax = this.sax;
+  private xmlHandler(): XmlScannerHandler {
     const walker = this.walker;
-    sax.on('opentag', (tag) => {
-      const position = sax.position;
-      const span = position - this.lastTagPosition;
-      this.lastTagPosition = position;
-      walker.openTag(tag.name, tag.attributes, span);
-      // A self-closing tag's closetag event follows at once, at the same position, and decides.
-      if (!tag.isSelfClosing) this.decideText(position);
-    });
-    sax.on('closetag', () => {
-      const position = sax.position;
-      this.lastTagPosition = position;
-      walker.closeTag();
-      this.decideText(position);
-    });
-    sax.on('text', this.textHandler);
-    sax.on('cdata', (text) => this.onText(text));
-    sax.on('doctype', () => {
-      throw new JunitFileError(
-        'DOCTYPE/DTD declarations are not allowed in JUnit reports (entities are never expanded)',
-        this.position(),
-      );
-    });
-    sax.on('error', (error) => {
-      throw fromSaxesError(error, this.position());
-    });
-  }
-
-  /**
-   * Called at each tag event (`position`: just after the tag), where a text node starts. Without a
-   * text handler saxes does not build text strings at all, which is most of the cost of the
-   * whitespace between elements and of <system-out>. The handler is needed when the walker keeps
-   * the text (inside a result element), and for the text-length limit. A text node ends at the next
-   * "<", and its decoded text is never longer than its raw characters; so when that "<" is in the
-   * current chunk within the limit and opens a tag (the next event is then a tag event again), the
-   * node can neither fail the limit nor be kept, and the handler can be off until that tag. When
-   * the node may run into the next chunk, or a comment, processing instruction or CDATA section
-   * follows (after which another text node starts, with no event to decide on), it stays on.
-   *
-   * (Handlers for comments and processing instructions would give more decision points, but each
-   * handler is a property added to the saxes object, and a few more turn it into a slow
-   * dictionary-mode object.)
-   */
-  private decideText(position: number): void {
-    let on = true;
-    if (!this.walker.wantsText()) {
-      const text = this.chunkText;
-      const from = position - this.chunkStart;
-      if (from >= 0) {
-        const end = text.indexOf('<', from);
-        if (end !== -1 && end - from <= this.limits.maxTextChars && end + 1 < text.length) {
-          const next = text.charCodeAt(end + 1);
-          on = next === 0x21 /* ! */ || next === 0x3f /* ? */;
-        }
-      }
-    }
-    if (on === this.textOn) return;
-    this.textOn = on;
-    if (on) this.sax.on('text', this.textHandler);
-    else this.sax.off('text');
+    return {
+      openTag: (name, attributes, _selfClosing, span) => walker.openTag(name, attributes, span),
+      closeTag: () => walker.closeTag(),
+      wantsText: () => walker.wantsText(),
+      text: (text) => walker.text(text),
+      doctype: () => {
+        throw new JunitFileError(
+          'DOCTYPE/DTD declarations are not allowed in JUnit reports (entities are never expanded)',
+          this.position(),
+        );
+      },
+      textTooLong: (length) => {
+        const message = `a text node is ${length} characters long (limit ${this.limits.maxTextChars})`;
+        throw new JunitFileError(message, this.position());
+      },
+    };
   }
 
   /** Runs `step`; a JunitFileError marks the file as rejected, anything else is a bug and propagates. */
@@ -169,10 +116,14 @@ class StreamingJunitParser implements JunitParser {
     try {
       step();
     } catch (error) {
-      if (!(error instanceof JunitFileError)) throw error;
+      const fileError =
+        error instanceof XmlSyntaxError
+          ? new JunitFileError(`malformed XML: ${error.message}`, { line: error.line, column: error.column })
+          : error;
+      if (!(fileError instanceof JunitFileError)) throw error;
       this.failed = true;
       this.batch = [];
-      this.problems.error(error.message, error.position);
+      this.problems.error(fileError.message, fileError.position);
     }
   }
 
@@ -182,10 +133,8 @@ class StreamingJunitParser implements JunitParser {
     if (!this.sawContent) this.sawContent = /\S/.test(text);
     const cleaned = replaceControlChars(text);
     this.replacedChars += cleaned.replaced;
-    this.chunkText = cleaned.text;
-    this.chunkStart = this.fedChars;
     this.fedChars += cleaned.text.length;
-    this.sax.write(cleaned.text);
+    this.xml.write(cleaned.text);
     if (!this.walker.rootSeen) this.checkProlog(text.length);
   }
 
@@ -210,15 +159,7 @@ class StreamingJunitParser implements JunitParser {
     if (!this.walker.rootSeen) {
       throw new JunitFileError('no root element: expected <testsuites> or <testsuite>', this.position());
     }
-    this.sax.close();
-  }
-
-  private onText(text: string): void {
-    if (text.length > this.limits.maxTextChars) {
-      const message = `a text node is ${text.length} characters long (limit ${this.limits.maxTextChars})`;
-      throw new JunitFileError(message, this.position());
-    }
-    this.walker.text(text);
+    this.xml.close();
   }
 
   private emitCase(testCase: OpenCase): void {
@@ -255,14 +196,6 @@ class StreamingJunitParser implements JunitParser {
   }
 
   private position(): Position {
-    return { line: this.sax.line, column: Math.max(1, this.sax.column) };
+    return this.xml.position();
   }
-}
-
-/** saxes prefixes messages with "line:column: "; keep the position as fields instead. */
-function fromSaxesError(error: Error, fallback: Position): JunitFileError {
-  const match = SAXES_POSITION_PREFIX.exec(error.message);
-  if (match === null) return new JunitFileError(`malformed XML: ${error.message}`, fallback);
-  const position = { line: Number(match[1]), column: Math.max(1, Number(match[2])) };
-  return new JunitFileError(`malformed XML: ${error.message.slice(match[0].length)}`, position);
 }
