@@ -11,7 +11,7 @@ import { parseJunitFile } from '../src/app/ingest/parse-file.ts';
 import { createToken } from '../src/app/tokens.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { type Engine, log, median, type Params, pgUrl } from './common.ts';
+import { type Engine, log, median, type Params, pgUrl, sleep } from './common.ts';
 import { type GeneratedReport, generateJunit } from './junit-gen.ts';
 import { startMainline } from './server.ts';
 
@@ -24,6 +24,11 @@ export interface IngestRow {
   readonly casesPerSecond: number;
   /** Throughput as a fraction of the bare saxes parse's. */
   readonly ratio: number;
+  /**
+   * Upload rows: the bare saxes parse this row is compared with, measured at the same moment (right
+   * before its uploads, and for some rows right after), since the machine's speed drifts.
+   */
+  readonly baseSeconds?: number;
   /** Peak RSS of the server process (uploads only). */
   readonly peakRss?: number;
   /**
@@ -213,7 +218,28 @@ interface Base {
   readonly rate: number;
   readonly cpu: number;
   readonly cases: number;
+  /** Seconds of the bare parse (the median of its runs). */
+  readonly seconds: number;
 }
+
+type BareRun = { seconds: number; cpu: number };
+
+function baseOf(runs: readonly BareRun[], cases: number): Base {
+  const seconds = median(runs.map((r) => r.seconds));
+  return { rate: cases / seconds, cpu: median(runs.map((r) => r.cpu)), cases, seconds };
+}
+
+/**
+ * A bare saxes parse of the report now, in the bench process, once the server has been idle for a
+ * moment (its checkpoint and collections after the last answer done): the machine's speed drifts
+ * by up to 2x within minutes, so each upload row is compared with bare parses of its own moment.
+ */
+async function bareNow(report: GeneratedReport): Promise<BareRun> {
+  await sleep(BARE_SETTLE_MS);
+  return timed(() => bareSaxes(report.path), report.testcases);
+}
+
+const BARE_SETTLE_MS = 1_000;
 
 /**
  * A row for `cases` test cases ingested in `seconds`; `cpuBefore`: the server's CPU times before
@@ -238,6 +264,7 @@ function measured(
     seconds,
     casesPerSecond: rate,
     ratio: rate / base.rate,
+    baseSeconds: base.seconds,
     peakRss: server.memory().peak,
     cpu,
     mainCpu: (after.main - cpuBefore.main) * perReport,
@@ -245,32 +272,32 @@ function measured(
   };
 }
 
-async function uploads(
-  engine: Engine,
-  params: Params,
-  report: GeneratedReport,
-  base: Base,
-): Promise<IngestRow[]> {
+async function uploads(engine: Engine, params: Params, report: GeneratedReport): Promise<IngestRow[]> {
   const fresh = await freshDatabase(engine, params);
   const server = await startMainline(fresh.location);
   const rows: IngestRow[] = [];
   try {
     log(`ingest: upload, all tests new on ${engine}`);
-    rows.push(await oneUpload('upload, all tests new', engine, server, fresh.token, report, base, 'a'));
+    const first = await bareNow(report);
+    const newRow = await oneUpload('upload, all tests new', engine, server, fresh.token, report, 'a');
+    rows.push(newRow(baseOf([first, await bareNow(report)], report.testcases)));
     // The same suite for other commits: the median of KNOWN_UPLOADS (the first one after the big
-    // first upload also pays for its aftermath: the WAL checkpoint of every new row, its garbage).
+    // first upload also pays for its aftermath: the WAL checkpoint of every new row, its garbage),
+    // each after a bare parse; the row is the median upload against the median bare parse.
     log(`ingest: upload again, tests known on ${engine} (${KNOWN_UPLOADS} uploads, median)`);
-    const known: IngestRow[] = [];
-    for (let i = 0; i < KNOWN_UPLOADS; i++)
-      known.push(
-        await oneUpload('upload again, tests known', engine, server, fresh.token, report, base, `b${i}`),
-      );
-    known.sort((x, y) => x.seconds - y.seconds);
-    rows.push(known[Math.floor(known.length / 2)] as IngestRow);
-    rows.push(await sustained(engine, server, fresh.token, report, base));
+    const known: ((base: Base) => IngestRow)[] = [];
+    const bare: BareRun[] = [];
+    for (let i = 0; i < KNOWN_UPLOADS; i++) {
+      bare.push(await bareNow(report));
+      known.push(await oneUpload('upload again, tests known', engine, server, fresh.token, report, `b${i}`));
+    }
+    const knownBase = baseOf(bare, report.testcases);
+    const knownRows = known.map((row) => row(knownBase)).sort((x, y) => x.seconds - y.seconds);
+    rows.push(knownRows[Math.floor(knownRows.length / 2)] as IngestRow);
+    rows.push(await sustained(engine, server, fresh.token, report));
     const stored = 1 + KNOWN_UPLOADS + SUSTAINED_UPLOADS;
     if (params.ingestHistory > stored)
-      rows.push(await afterHistory(engine, server, fresh.token, report, base, stored, params.ingestHistory));
+      rows.push(await afterHistory(engine, server, fresh.token, report, stored, params.ingestHistory));
   } finally {
     await server.stop();
     await fresh.cleanup();
@@ -281,22 +308,37 @@ async function uploads(
 /** Uploads of the known suite one at a time; their median is the row. */
 const KNOWN_UPLOADS = 3;
 
-/** One upload of the report for a commit made of `prefix`, alone, as a row. */
+/** One upload of the report for a commit made of `prefix`, alone: its row, given the baseline. */
 async function oneUpload(
   label: string,
   engine: Engine,
   server: Server,
   token: string,
   report: GeneratedReport,
-  base: Base,
   prefix: string,
-): Promise<IngestRow> {
+): Promise<(base: Base) => IngestRow> {
   const cpu0 = server.cpu();
   const t0 = performance.now();
   const answer = await upload(server.url, token, report.path, prefix.padEnd(40, prefix.slice(-1)));
   const seconds = (performance.now() - t0) / 1000;
   checkCounted(answer, report);
-  return measured(label, engine, seconds, report.testcases, base, server, cpu0);
+  const row = measured(label, engine, seconds, report.testcases, PLACEHOLDER_BASE, server, cpu0);
+  return (base) => rebase(row, base);
+}
+
+/** Stands in until a row's own baseline is measured (`rebase`). */
+const PLACEHOLDER_BASE: Base = { rate: 1, cpu: 1, cases: 1, seconds: 1 };
+
+/** `row` (measured against PLACEHOLDER_BASE) against `base`. */
+function rebase(row: IngestRow, base: Base): IngestRow {
+  const cpu = row.cpu === undefined ? undefined : row.cpu * base.cases;
+  return {
+    ...row,
+    ratio: row.casesPerSecond / base.rate,
+    baseSeconds: base.seconds,
+    ...(cpu === undefined ? {} : { cpu, cpuRatio: cpu / base.cpu }),
+    ...(row.mainCpu === undefined ? {} : { mainCpu: row.mainCpu * base.cases }),
+  };
 }
 
 /** Uploads in a row, two in flight at a time (as CI jobs finishing together send them). */
@@ -312,10 +354,10 @@ async function sustained(
   server: Server,
   token: string,
   report: GeneratedReport,
-  base: Base,
 ): Promise<IngestRow> {
   const label = `${SUSTAINED_UPLOADS} uploads, ${IN_FLIGHT} in flight, tests known`;
   log(`ingest: ${label} on ${engine}`);
+  const before = await bareNow(report);
   let next = 0;
   const cpu0 = server.cpu();
   const t0 = performance.now();
@@ -327,7 +369,16 @@ async function sustained(
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
   const seconds = (performance.now() - t0) / 1000;
-  return measured(label, engine, seconds, report.testcases * SUSTAINED_UPLOADS, base, server, cpu0);
+  const row = measured(
+    label,
+    engine,
+    seconds,
+    report.testcases * SUSTAINED_UPLOADS,
+    PLACEHOLDER_BASE,
+    server,
+    cpu0,
+  );
+  return rebase(row, baseOf([before, await bareNow(report)], report.testcases));
 }
 
 /**
@@ -340,7 +391,6 @@ async function afterHistory(
   server: Server,
   token: string,
   report: GeneratedReport,
-  base: Base,
   stored: number,
   history: number,
 ): Promise<IngestRow> {
@@ -350,12 +400,9 @@ async function afterHistory(
     await upload(server.url, token, report.path, i.toString(16).padStart(40, 'd'));
   }
   log(`ingest: ${label} on ${engine}`);
-  const cpu0 = server.cpu();
-  const t0 = performance.now();
-  const answer = await upload(server.url, token, report.path, 'e'.repeat(40));
-  const seconds = (performance.now() - t0) / 1000;
-  checkCounted(answer, report);
-  return measured(label, engine, seconds, report.testcases, base, server, cpu0);
+  const before = await bareNow(report);
+  const row = await oneUpload(label, engine, server, token, report, 'e');
+  return row(baseOf([before, await bareNow(report)], report.testcases));
 }
 
 const generated = new Map<number, Promise<GeneratedReport>>();
@@ -393,7 +440,7 @@ export async function runIngest(params: Params): Promise<IngestReport> {
   const parse = median(parseRuns.map((r) => r.seconds));
   const saxCpu = median(saxRuns.map((r) => r.cpu));
   const parseCpu = median(parseRuns.map((r) => r.cpu));
-  const base: Base = { rate: report.testcases / sax, cpu: saxCpu, cases: report.testcases };
+  const base: Base = { rate: report.testcases / sax, cpu: saxCpu, cases: report.testcases, seconds: sax };
   const rows: IngestRow[] = [
     {
       label: 'bare saxes parse (baseline)',
@@ -414,6 +461,6 @@ export async function runIngest(params: Params): Promise<IngestReport> {
       cpuRatio: parseCpu / saxCpu,
     },
   ];
-  for (const engine of params.engines) rows.push(...(await uploads(engine, params, report, base)));
+  for (const engine of params.engines) rows.push(...(await uploads(engine, params, report)));
   return { report, rows };
 }
