@@ -230,16 +230,46 @@ function baseOf(runs: readonly BareRun[], cases: number): Base {
 }
 
 /**
- * A bare saxes parse of the report now, in the bench process, once the server has been idle for a
- * moment (its checkpoint and collections after the last answer done): the machine's speed drifts
- * by up to 2x within minutes, so each upload row is compared with bare parses of its own moment.
+ * A bare saxes parse of the report now, in the bench process, once the machine is idle (the
+ * server's checkpoint and collections after its last answer done, and PostgreSQL's own background
+ * work): the machine's speed drifts by up to 2x within minutes, so each upload row is compared with
+ * bare parses of its own moment, taken as the uploads start: on an idle machine.
  */
 async function bareNow(report: GeneratedReport): Promise<BareRun> {
-  await sleep(BARE_SETTLE_MS);
+  await machineIdle();
   return timed(() => bareSaxes(report.path), report.testcases);
 }
 
-const BARE_SETTLE_MS = 1_000;
+/** Busy and total CPU time of the whole machine so far (Linux /proc/stat, clock ticks). */
+function machineCpu(): { busy: number; total: number } {
+  const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/** Waits (at most IDLE_WAIT_MS) until the machine's cores were at most 5% busy for half a second. */
+async function machineIdle(): Promise<void> {
+  const deadline = Date.now() + IDLE_WAIT_MS;
+  await sleep(500);
+  for (;;) {
+    const a = machineCpu();
+    await sleep(500);
+    const b = machineCpu();
+    const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total);
+    if (busy <= 0.05) return;
+    if (Date.now() > deadline) {
+      log(`ingest: the machine is still ${(busy * 100).toFixed(0)}% busy; measuring the baseline anyway`);
+      return;
+    }
+  }
+}
+
+const IDLE_WAIT_MS = 20_000;
 
 /**
  * A row for `cases` test cases ingested in `seconds`; `cpuBefore`: the server's CPU times before

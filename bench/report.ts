@@ -442,7 +442,7 @@ export function renderMarkdown(report: RunReport, notes: string): string {
       `One generated JUnit file: ${fmt.int(g.testcases)} test cases in ${(g.bytes / 1024 / 1024).toFixed(1)} MB ` +
         `(${fmt.int(g.failures)} failures with stack traces, ${fmt.int(g.skipped)} skipped, ${fmt.int(g.flakyRetries)} flakyFailure retries, escaped characters). ` +
         `The baseline is saxes over the same file counting \`<testcase>\` tags; parse rows are the median of ${p.parseRepeat} runs in the bench process. ` +
-        'The machine’s speed drifts (up to 2x within minutes), so each upload row is compared with bare parses of its own moment, run in the bench process with the server idle for a second: before each of the known-suite uploads (their median), before and after the other rows; the column shows that baseline. ' +
+        'The machine’s speed drifts (up to 2x within minutes), so each upload row is compared with bare parses of its own moment, run in the bench process once the machine is idle (its cores at most 5% busy for half a second): before each of the known-suite uploads (their median), before and after the other rows; the column shows that baseline. ' +
         'Uploads are multipart POSTs to a fresh database; the known-suite row is the median of three uploads of the same file for other commits, one at a time, so every test exists (the first of them also pays for the first upload’s aftermath: checkpointing its new rows, collecting its garbage); ' +
         'the time is from sending the request to the complete answer. Peak RSS is the server process’s VmHWM after the upload. ' +
         'CPU is user + system seconds per report-sized upload (sustained rows: divided by their uploads): the bench process’s for the parse rows, ' +
