@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createJunitParser } from '../../src/domain/junit/index.ts';
 import { SLICE_SPAN_CHARS } from '../../src/domain/junit/parser.ts';
+import { seeded } from '../support/random.ts';
 import type { ParseResult } from './fixtures-junit/helpers.ts';
 import {
   parseChunks,
@@ -23,17 +24,6 @@ const observable = (result: ParseResult) => ({ attempts: result.attempts, summar
 
 function* pieces<T extends string | Uint8Array>(whole: T, size: number): Generator<T> {
   for (let i = 0; i < whole.length; i += size) yield whole.slice(i, i + size) as T;
-}
-
-/** Deterministic PRNG (mulberry32-style) so a failing split can be reproduced. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function randomSplit<T extends string | Uint8Array>(whole: T, random: () => number, maxPiece: number): T[] {

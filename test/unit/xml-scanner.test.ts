@@ -10,6 +10,7 @@ import { SaxesParser } from 'saxes';
 import { assert, describe, expect, it } from 'vitest';
 import type { XmlScannerHandler } from '../../src/domain/junit/xml-scanner.ts';
 import { XmlScanner, XmlSyntaxError } from '../../src/domain/junit/xml-scanner.ts';
+import { type Rng, seeded } from '../support/random.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Running both parsers
@@ -215,19 +216,6 @@ function expectSameAsSaxes(
 // ---------------------------------------------------------------------------------------------
 // Randomness (seeded, so every failure can be reproduced)
 
-type Rng = () => number;
-
-function mulberry32(seed: number): Rng {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function randomInt(rng: Rng, min: number, max: number): number {
   return min + Math.floor(rng() * (max - min + 1));
 }
@@ -263,7 +251,7 @@ function cutRandomly(text: string, rng: Rng): string[] {
 }
 
 function seededSplits(text: string, maxPieces: readonly number[], seed: number): string[][] {
-  const rng = mulberry32(seed);
+  const rng = seeded(seed);
   return maxPieces.map((maxPiece) => splitRandomly(text, maxPiece, rng));
 }
 
@@ -291,7 +279,7 @@ describe('XmlScanner vs saxes on the JUnit fixtures', () => {
     const splits = [
       ...seededSplits(text, [1, 2, 3, 7, 64], 1),
       ...seededSplits(text, [1, 2, 3, 7, 64], 2),
-      cutRandomly(text, mulberry32(3)),
+      cutRandomly(text, seeded(3)),
     ];
     expectSameAsSaxes(text, splits);
   });
@@ -735,7 +723,7 @@ function randomSplit(text: string, rng: Rng): string[] {
 
 describe('XmlScanner vs saxes on mutated JUnit-like documents (seeded fuzzing)', () => {
   it('agrees on 4000 documents, whole and split', () => {
-    const rng = mulberry32(0x5eed);
+    const rng = seeded(0x5eed);
     const mismatches: string[] = [];
     let accepted = 0;
     for (let iteration = 0; iteration < 4_000 && mismatches.length < 5; iteration++) {

@@ -165,7 +165,7 @@ class Finder {
   }
 }
 
-/** Thrown by `markup` when a construct continues past the data received so far. */
+/** Returned by `markup` when a construct continues past the data received so far. */
 const INCOMPLETE = -1;
 
 export class XmlScanner {
@@ -187,7 +187,7 @@ export class XmlScanner {
   private nodeOpen = false;
   private nodeWanted = false;
   private nodeLength = 0;
-  /** `buf.length` when a construct last waited for more input, and which character it waits for. */
+  /** `buf.length` when a tag last waited for its ">" (-1: none waiting); see `stillWaiting`. */
   private waitedAt = -1;
   /** Where the next "<", "&", "\r", "\n", "\t" and "]]>" are in `buf`. */
   private readonly lt = new Finder('<');
@@ -207,10 +207,6 @@ export class XmlScanner {
     private readonly handler: XmlScannerHandler,
     private readonly options: XmlScannerOptions,
   ) {}
-
-  get rootSeen(): boolean {
-    return this.sawRoot;
-  }
 
   /** Line and column (1-based) just after the construct being reported. */
   position(): { line: number; column: number } {
