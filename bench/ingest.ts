@@ -271,33 +271,48 @@ async function machineIdle(): Promise<void> {
 
 const IDLE_WAIT_MS = 20_000;
 
-/**
- * A row for `cases` test cases ingested in `seconds`; `cpuBefore`: the server's CPU times before
- * (the row gives what it used, per report-sized upload).
- */
-function measured(
+/** What a stretch of uploads took: `cases` test cases in `seconds`, the server's CPU seconds. */
+interface Measured {
+  readonly label: string;
+  readonly engine: Engine;
+  readonly seconds: number;
+  readonly cases: number;
+  readonly cpu: { total: number; main: number };
+  readonly peakRss: number;
+}
+
+/** Times `work` (uploads to `server`) and takes what the server used meanwhile. */
+async function measure(
   label: string,
   engine: Engine,
-  seconds: number,
-  cases: number,
-  base: Base,
   server: Server,
-  cpuBefore: { total: number; main: number },
-): IngestRow {
-  const rate = cases / seconds;
+  cases: number,
+  work: () => Promise<void>,
+): Promise<Measured> {
+  const before = server.cpu();
+  const t0 = performance.now();
+  await work();
+  const seconds = (performance.now() - t0) / 1000;
   const after = server.cpu();
-  const perReport = base.cases / cases;
-  const cpu = (after.total - cpuBefore.total) * perReport;
+  const cpu = { total: after.total - before.total, main: after.main - before.main };
+  return { label, engine, seconds, cases, cpu, peakRss: server.memory().peak };
+}
+
+/** The row of `m` against `base` (CPU per report-sized upload). */
+function rowOf(m: Measured, base: Base): IngestRow {
+  const rate = m.cases / m.seconds;
+  const perReport = base.cases / m.cases;
+  const cpu = m.cpu.total * perReport;
   return {
-    label,
-    engine,
-    seconds,
+    label: m.label,
+    engine: m.engine,
+    seconds: m.seconds,
     casesPerSecond: rate,
     ratio: rate / base.rate,
     baseSeconds: base.seconds,
-    peakRss: server.memory().peak,
+    peakRss: m.peakRss,
     cpu,
-    mainCpu: (after.main - cpuBefore.main) * perReport,
+    mainCpu: m.cpu.main * perReport,
     cpuRatio: cpu / base.cpu,
   };
 }
@@ -309,20 +324,20 @@ async function uploads(engine: Engine, params: Params, report: GeneratedReport):
   try {
     log(`ingest: upload, all tests new on ${engine}`);
     const first = await bareNow(report);
-    const newRow = await oneUpload('upload, all tests new', engine, server, fresh.token, report, 'a');
-    rows.push(newRow(baseOf([first, await bareNow(report)], report.testcases)));
+    const all = await oneUpload('upload, all tests new', engine, server, fresh.token, report, 'a');
+    rows.push(rowOf(all, baseOf([first, await bareNow(report)], report.testcases)));
     // The same suite for other commits: the median of KNOWN_UPLOADS (the first one after the big
     // first upload also pays for its aftermath: the WAL checkpoint of every new row, its garbage),
     // each after a bare parse; the row is the median upload against the median bare parse.
     log(`ingest: upload again, tests known on ${engine} (${KNOWN_UPLOADS} uploads, median)`);
-    const known: ((base: Base) => IngestRow)[] = [];
+    const known: Measured[] = [];
     const bare: BareRun[] = [];
     for (let i = 0; i < KNOWN_UPLOADS; i++) {
       bare.push(await bareNow(report));
       known.push(await oneUpload('upload again, tests known', engine, server, fresh.token, report, `b${i}`));
     }
     const knownBase = baseOf(bare, report.testcases);
-    const knownRows = known.map((row) => row(knownBase)).sort((x, y) => x.seconds - y.seconds);
+    const knownRows = known.map((m) => rowOf(m, knownBase)).sort((x, y) => x.seconds - y.seconds);
     rows.push(knownRows[Math.floor(knownRows.length / 2)] as IngestRow);
     rows.push(await sustained(engine, server, fresh.token, report));
     const stored = 1 + KNOWN_UPLOADS + SUSTAINED_UPLOADS;
@@ -338,37 +353,18 @@ async function uploads(engine: Engine, params: Params, report: GeneratedReport):
 /** Uploads of the known suite one at a time; their median is the row. */
 const KNOWN_UPLOADS = 3;
 
-/** One upload of the report for a commit made of `prefix`, alone: its row, given the baseline. */
-async function oneUpload(
+/** One upload of the report for a commit made of `prefix`, alone. */
+function oneUpload(
   label: string,
   engine: Engine,
   server: Server,
   token: string,
   report: GeneratedReport,
   prefix: string,
-): Promise<(base: Base) => IngestRow> {
-  const cpu0 = server.cpu();
-  const t0 = performance.now();
-  const answer = await upload(server.url, token, report.path, prefix.padEnd(40, prefix.slice(-1)));
-  const seconds = (performance.now() - t0) / 1000;
-  checkCounted(answer, report);
-  const row = measured(label, engine, seconds, report.testcases, PLACEHOLDER_BASE, server, cpu0);
-  return (base) => rebase(row, base);
-}
-
-/** Stands in until a row's own baseline is measured (`rebase`). */
-const PLACEHOLDER_BASE: Base = { rate: 1, cpu: 1, cases: 1, seconds: 1 };
-
-/** `row` (measured against PLACEHOLDER_BASE) against `base`. */
-function rebase(row: IngestRow, base: Base): IngestRow {
-  const cpu = row.cpu === undefined ? undefined : row.cpu * base.cases;
-  return {
-    ...row,
-    ratio: row.casesPerSecond / base.rate,
-    baseSeconds: base.seconds,
-    ...(cpu === undefined ? {} : { cpu, cpuRatio: cpu / base.cpu }),
-    ...(row.mainCpu === undefined ? {} : { mainCpu: row.mainCpu * base.cases }),
-  };
+): Promise<Measured> {
+  return measure(label, engine, server, report.testcases, async () => {
+    checkCounted(await upload(server.url, token, report.path, prefix.padEnd(40, prefix.slice(-1))), report);
+  });
 }
 
 /** Uploads in a row, two in flight at a time (as CI jobs finishing together send them). */
@@ -389,26 +385,16 @@ async function sustained(
   log(`ingest: ${label} on ${engine}`);
   const before = await bareNow(report);
   let next = 0;
-  const cpu0 = server.cpu();
-  const t0 = performance.now();
   const sender = async () => {
     while (next < SUSTAINED_UPLOADS) {
       const commit = (next++).toString(16).padStart(40, 'c');
       checkCounted(await upload(server.url, token, report.path, commit), report);
     }
   };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
-  const seconds = (performance.now() - t0) / 1000;
-  const row = measured(
-    label,
-    engine,
-    seconds,
-    report.testcases * SUSTAINED_UPLOADS,
-    PLACEHOLDER_BASE,
-    server,
-    cpu0,
-  );
-  return rebase(row, baseOf([before, await bareNow(report)], report.testcases));
+  const all = await measure(label, engine, server, report.testcases * SUSTAINED_UPLOADS, async () => {
+    await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
+  });
+  return rowOf(all, baseOf([before, await bareNow(report)], report.testcases));
 }
 
 /**
@@ -431,8 +417,8 @@ async function afterHistory(
   }
   log(`ingest: ${label} on ${engine}`);
   const before = await bareNow(report);
-  const row = await oneUpload(label, engine, server, token, report, 'e');
-  return row(baseOf([before, await bareNow(report)], report.testcases));
+  const last = await oneUpload(label, engine, server, token, report, 'e');
+  return rowOf(last, baseOf([before, await bareNow(report)], report.testcases));
 }
 
 const generated = new Map<number, Promise<GeneratedReport>>();
