@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { runProcess, type SpawnOutcome } from './spawner.ts';
 
 /** Name and e-mail git records as committer (and author of merge commits Mainline creates). */
 export interface GitIdentity {
@@ -72,10 +72,18 @@ function isolatedEnv(ctx: GitContext, extra: Record<string, string> | undefined)
   };
 }
 
-/** Run git with an argument array (never a shell). Resolves for exit 0 and okCodes; throws GitCommandError otherwise. */
-export function runGit(ctx: GitContext, args: string[], opts: GitRunOptions = {}): Promise<GitRunResult> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
+/**
+ * Run git with an argument array (never a shell), started from the git thread (spawner.ts). Resolves
+ * for exit 0 and okCodes; throws GitCommandError otherwise.
+ */
+export async function runGit(
+  ctx: GitContext,
+  args: string[],
+  opts: GitRunOptions = {},
+): Promise<GitRunResult> {
+  let outcome: SpawnOutcome;
+  try {
+    outcome = await runProcess(
       'git',
       args,
       {
@@ -83,26 +91,16 @@ export function runGit(ctx: GitContext, args: string[], opts: GitRunOptions = {}
         timeout: ctx.timeoutMs,
         killSignal: 'SIGKILL',
         maxBuffer: MAX_BUFFER,
-        encoding: 'utf8',
       },
-      (error, stdout, stderr) => {
-        const code = error ? exitCode(error) : 0;
-        if (code !== null && (code === 0 || opts.okCodes?.includes(code))) {
-          resolve({ stdout, stderr, code });
-          return;
-        }
-        const detail = code === null ? `killed after ${ctx.timeoutMs} ms or by a signal` : `exit ${code}`;
-        reject(new GitCommandError(args, code, stderr, detail));
-      },
+      opts.input ?? '',
     );
-    child.stdin?.on('error', () => {}); // git may exit before reading all input
-    child.stdin?.end(opts.input ?? '');
-  });
-}
-
-function exitCode(error: Error & { code?: unknown; killed?: boolean }): number | null {
-  if (error.killed) return null;
-  return typeof error.code === 'number' ? error.code : null;
+  } catch (error) {
+    throw new GitCommandError(args, null, '', (error as Error).message);
+  }
+  const { stdout, stderr, code } = outcome;
+  if (code !== null && (code === 0 || opts.okCodes?.includes(code))) return { stdout, stderr, code };
+  const detail = code === null ? `killed after ${ctx.timeoutMs} ms or by a signal` : `exit ${code}`;
+  throw new GitCommandError(args, code, stderr, detail);
 }
 
 /** Run git and return its stdout without the trailing newline. */
