@@ -1,9 +1,11 @@
 // Server render time of the dashboard's pages on the seeded database: signed in once, then each page
-// requested one at a time (like the "seq" columns of the API reads; no autocannon run).
+// requested one at a time by the same child-process loop as the "seq" columns of the API reads
+// (sequential.ts; no autocannon run).
 import http from 'node:http';
 import { type Params, quantile } from './common.ts';
 import type { LoadResult } from './load.ts';
 import type { SeededRepo } from './seed.ts';
+import { runSequential } from './sequential.ts';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -51,15 +53,11 @@ export async function measureDashboard(
   ];
   const out: LoadResult[] = [];
   for (const p of pages) {
-    const times: number[] = [];
-    let failed = 0;
-    const warmup = Math.min(50, Math.ceil(params.sequential / 5));
-    for (let i = 0; i < params.sequential + warmup; i++) {
-      const t0 = performance.now();
-      const { status } = await request(base + (p.paths[i % p.paths.length] ?? ''), headers);
-      if (i >= warmup) times.push(performance.now() - t0);
-      if (status !== 200) failed++;
-    }
+    const { times, failed } = await runSequential(
+      p.paths.map((path) => ({ url: base + path, method: 'GET' as const, headers })),
+      params.sequential,
+      Math.max(10, 3 * params.duration) * 1000,
+    );
     const sorted = times.sort((a, b) => a - b);
     const seq = {
       p50: quantile(sorted, 0.5),

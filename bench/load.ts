@@ -1,10 +1,11 @@
 // Drives one endpoint: a sequential loop (one request at a time, performance.now(), sub-ms
-// percentiles), an autocannon run (throughput and whole-ms latency percentiles under load, in the
+// percentiles, in a child process of its own: sequential.ts), an autocannon run (throughput and whole-ms latency percentiles under load, in the
 // bench process) and, where installed, a wrk run (throughput and µs latency percentiles under load,
 // in a process of its own).
 import http from 'node:http';
 import autocannon, { type RequestSpec } from 'autocannon';
 import { quantile } from './common.ts';
+import { runSequential, type SequentialRequest } from './sequential.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
 export interface Scenario {
@@ -90,32 +91,11 @@ export function sendScenario(
   );
 }
 
-/**
- * n requests one at a time after a warm-up, within a time budget: a slow endpoint (seconds per
- * request at scale) stops early with fewer samples (LoadResult.seq.n says how many).
- */
-async function sequential(
-  base: string,
-  s: Scenario,
-  n: number,
-  budgetMs: number,
-): Promise<{ times: number[]; failed: number }> {
-  const times: number[] = [];
-  let failed = 0;
-  const warmup = Math.min(50, Math.ceil(n / 5));
-  const started = performance.now();
-  let measuredFrom = Number.POSITIVE_INFINITY;
-  for (let i = 0; times.length < n; i++) {
-    const warming = i < warmup && performance.now() - started < budgetMs / 5;
-    if (!warming && measuredFrom === Number.POSITIVE_INFINITY) measuredFrom = performance.now();
-    if (!warming && times.length >= Math.min(n, 20) && performance.now() - measuredFrom > budgetMs) break;
-    const t0 = performance.now();
-    const { status } = await sendScenario(base, s, i);
-    const elapsed = performance.now() - t0;
-    if (status < 200 || status > 299) failed++;
-    if (!warming) times.push(elapsed);
-  }
-  return { times, failed };
+/** The scenario's requests for the one-at-a-time loop (its bodies in turn). */
+function sequentialRequests(base: string, s: Scenario): SequentialRequest[] {
+  const method = s.method ?? 'POST';
+  if (method === 'GET' || s.bodies.length === 0) return [{ url: base + s.path, method, headers: s.headers }];
+  return s.bodies.map((body) => ({ url: base + s.path, method, headers: s.headers, body }));
 }
 
 /** autocannon's request list for a scenario: one fixed request, or bodies in turn. */
@@ -133,7 +113,11 @@ export function autocannonRequests(s: Scenario): RequestSpec[] {
 }
 
 export async function measure(base: string, s: Scenario, options: LoadOptions): Promise<LoadResult> {
-  const seq = await sequential(base, s, options.sequential, Math.max(10, 3 * options.duration) * 1000);
+  const seq = await runSequential(
+    sequentialRequests(base, s),
+    options.sequential,
+    Math.max(10, 3 * options.duration) * 1000,
+  );
   const sorted = seq.times.sort((a, b) => a - b);
   const method = s.method ?? 'POST';
   const result = await autocannon({
