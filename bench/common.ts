@@ -249,3 +249,38 @@ export const fmt = {
   mb: (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(0)} MB` : 'n/a'),
   s: (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a'),
 };
+
+/** Busy and total CPU time of the whole machine so far (Linux /proc/stat, clock ticks). */
+function machineCpu(): { busy: number; total: number } {
+  const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/**
+ * Waits (at most IDLE_WAIT_MS) until the machine's cores were at most 5% busy for half a second:
+ * before a measurement that should not inherit the previous one's aftermath (a server's collections
+ * after a load, a checkpoint). `what` names the measurement in the log line of a wait given up.
+ */
+export async function machineIdle(what: string): Promise<void> {
+  const deadline = Date.now() + IDLE_WAIT_MS;
+  await sleep(500);
+  for (;;) {
+    const a = machineCpu();
+    await sleep(500);
+    const b = machineCpu();
+    const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total);
+    if (busy <= 0.05) return;
+    if (Date.now() > deadline) {
+      log(`${what}: the machine is still ${(busy * 100).toFixed(0)}% busy; measuring anyway`);
+      return;
+    }
+  }
+}
+
+const IDLE_WAIT_MS = 20_000;

@@ -2,7 +2,7 @@
 // requested one at a time by the same child-process loop as the "seq" columns of the API reads
 // (sequential.ts; no autocannon run).
 import http from 'node:http';
-import { type Params, quantile } from './common.ts';
+import { machineIdle, type Params, quantile } from './common.ts';
 import type { LoadResult } from './load.ts';
 import type { SeededRepo } from './seed.ts';
 import { runSequential } from './sequential.ts';
@@ -53,6 +53,7 @@ export async function measureDashboard(
   ];
   const out: LoadResult[] = [];
   for (const p of pages) {
+    await machineIdle(`reads: ${p.name}`);
     const { times, failed } = await runSequential(
       p.paths.map((path) => ({ url: base + path, method: 'GET' as const, headers })),
       params.sequential,

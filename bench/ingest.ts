@@ -11,7 +11,7 @@ import { parseJunitFile } from '../src/app/ingest/parse-file.ts';
 import { createToken } from '../src/app/tokens.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { type Engine, log, median, type Params, pgUrl, sleep } from './common.ts';
+import { type Engine, log, machineIdle, median, type Params, pgUrl } from './common.ts';
 import { type GeneratedReport, generateJunit } from './junit-gen.ts';
 import { startMainline } from './server.ts';
 
@@ -236,40 +236,9 @@ function baseOf(runs: readonly BareRun[], cases: number): Base {
  * bare parses of its own moment, taken as the uploads start: on an idle machine.
  */
 async function bareNow(report: GeneratedReport): Promise<BareRun> {
-  await machineIdle();
+  await machineIdle('ingest: measuring the baseline');
   return timed(() => bareSaxes(report.path), report.testcases);
 }
-
-/** Busy and total CPU time of the whole machine so far (Linux /proc/stat, clock ticks). */
-function machineCpu(): { busy: number; total: number } {
-  const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const total = fields.reduce((a, b) => a + b, 0);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  return { busy: total - idle, total };
-}
-
-/** Waits (at most IDLE_WAIT_MS) until the machine's cores were at most 5% busy for half a second. */
-async function machineIdle(): Promise<void> {
-  const deadline = Date.now() + IDLE_WAIT_MS;
-  await sleep(500);
-  for (;;) {
-    const a = machineCpu();
-    await sleep(500);
-    const b = machineCpu();
-    const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total);
-    if (busy <= 0.05) return;
-    if (Date.now() > deadline) {
-      log(`ingest: the machine is still ${(busy * 100).toFixed(0)}% busy; measuring the baseline anyway`);
-      return;
-    }
-  }
-}
-
-const IDLE_WAIT_MS = 20_000;
 
 /** What a stretch of uploads took: `cases` test cases in `seconds`, the server's CPU seconds. */
 interface Measured {

@@ -4,7 +4,7 @@
 // in a process of its own).
 import http from 'node:http';
 import autocannon, { type RequestSpec } from 'autocannon';
-import { quantile } from './common.ts';
+import { machineIdle, quantile } from './common.ts';
 import { runSequential, type SequentialRequest } from './sequential.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
@@ -113,6 +113,8 @@ export function autocannonRequests(s: Scenario): RequestSpec[] {
 }
 
 export async function measure(base: string, s: Scenario, options: LoadOptions): Promise<LoadResult> {
+  // At rest: not in the aftermath of the previous scenario's load (the server's collections).
+  await machineIdle(`reads: ${s.name}`);
   const seq = await runSequential(
     sequentialRequests(base, s),
     options.sequential,
