@@ -79,7 +79,7 @@ describe('failure texts', () => {
       select failure_text from test_results order by failure_text`.execute(db());
     expect(rows.map((r) => r.failure_text)).toEqual([TRACE, TRACE, OTHER].sort());
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual(['0013_failure_texts']);
+    expect(up.applied).toEqual(['0013_failure_texts', '0014_results_without_test_fk']);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);
   });
@@ -95,5 +95,45 @@ describe('failure texts', () => {
       .transaction()
       .execute((trx) => deleteUploadWithAttempts(trx, uploads[1] as string));
     expect(await texts()).toEqual([]);
+  });
+});
+
+describe('failure texts and branch names with characters JSON escapes', () => {
+  let t: TestApp;
+  let token: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    token = await t.token('acme');
+  });
+  afterAll(() => t.close());
+
+  it('stores texts with quotes, backslashes and escapes as sent, and a lone surrogate as U+FFFD (no error)', async () => {
+    // PostgreSQL receives bulk rows as JSON (store/db.ts): what JSON escapes must come back as it was.
+    const odd = 'expected "a\\b" got \'c\'\\ud800 \\\\u0041 tab\there 🙂 {"json": [1, 2]}';
+    const res = await upload(
+      t,
+      token,
+      [
+        {
+          name: 'odd.xml',
+          content: junitXml([{ name: 'odd', fail: odd.replace(/&/g, '&amp;').replace(/</g, '&lt;') }]),
+        },
+      ],
+      {
+        sha: 'c0ffee09',
+        branch: 'feature/\ud800x',
+      },
+    );
+    expect(res.statusCode).toBe(200);
+    const stored = await t.db.database.db.selectFrom('failure_texts').select('text').execute();
+    expect(stored.map((r) => r.text)).toEqual([odd]);
+    const row = await t.db.database.db
+      .selectFrom('test_results')
+      .select('branch')
+      .where('upload_id', '=', res.json().upload_id)
+      .executeTakeFirstOrThrow();
+    // PostgreSQL: one U+FFFD, as the driver's UTF-8 would make it; SQLite's driver writes the
+    // surrogate's three bytes, read back as three.
+    expect(row.branch).toMatch(/^feature\/\ufffd+x$/u);
   });
 });
