@@ -49,6 +49,8 @@ export interface UploadTests {
 /** What `upsertTestCases` returns: every row, and those that are not rows of `known` as they were. */
 export interface UpsertedTests {
   readonly rows: SeenTestCase[];
+  /** Each id's row, in the order of `ids` (undefined: the id belongs to another repository). */
+  readonly byIndex: (SeenTestCase | undefined)[];
   /** New tests, tests looked up, and known ones rewritten (seen again, new owners). */
   readonly rewritten: SeenTestCase[];
 }
@@ -66,9 +68,10 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
   const rewritten: SeenTestCase[] = [];
   const stale: string[] = [];
   const changedOwners = new Map<string, string[]>();
+  const byIndex: (SeenTestCase | undefined)[] = new Array(tests.ids.length);
   /** A row found (known or looked up): kept, seen again or given new owners as needed. */
-  const keep = (found: SeenTestCase, isKnown: boolean) => {
-    if (found.repo_id !== repoId) return;
+  const keep = (found: SeenTestCase, isKnown: boolean): SeenTestCase | undefined => {
+    if (found.repo_id !== repoId) return undefined;
     // Rows are shared (with `known`): a change makes a new one.
     let row = found;
     if (row.last_seen_at < now - SEEN_PRECISION_MS) {
@@ -84,12 +87,19 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
     }
     kept.push(row);
     if (!isKnown || row !== found) rewritten.push(row);
+    return row;
   };
   const unknown: string[] = [];
-  for (const id of tests.ids) {
+  /** Where each id that is not known is in `ids`. */
+  const unknownAt = new Map<string, number>();
+  for (let i = 0; i < tests.ids.length; i++) {
+    const id = tests.ids[i] as string;
     const k = tests.known.get(id);
-    if (k === undefined) unknown.push(id);
-    else keep(k, true);
+    if (k !== undefined) byIndex[i] = keep(k, true);
+    else {
+      unknown.push(id);
+      unknownAt.set(id, i);
+    }
   }
   const found = new Set<string>();
   const lookUp = async (ids: readonly string[]) => {
@@ -100,7 +110,8 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
         .where('id', 'in', part)
         .execute()) {
         found.add(r.id);
-        keep(r, false);
+        const row = keep(r, false);
+        if (row !== undefined) byIndex[unknownAt.get(r.id) as number] = row;
       }
       await yieldToEventLoop();
     }
@@ -125,6 +136,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
       const row = seenOf(r);
       out.push(row);
       rewritten.push(row);
+      byIndex[unknownAt.get(r.id) as number] = row;
     }
   } else {
     // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
@@ -140,7 +152,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
     }
   }
   for (const row of kept) out.push(row);
-  return { rows: out, rewritten };
+  return { rows: out, rewritten, byIndex };
 }
 
 /**

@@ -117,10 +117,10 @@ interface RowContext {
   repoId: string;
   uploadId: string;
   meta: UploadMeta;
-  quarantined: ReadonlySet<string>;
 }
 
-function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
+/** An attempt that did not pass, as a row; `quarantined`: its test was quarantined when stored. */
+function resultRow(x: IdentifiedAttempt, quarantined: boolean, ctx: RowContext): NewResult {
   return {
     repo_id: ctx.repoId,
     test_case_id: x.testId,
@@ -135,7 +135,7 @@ function resultRow(x: IdentifiedAttempt, ctx: RowContext): NewResult {
     failure_fingerprint: x.failure?.fingerprint ?? null,
     failure_summary: x.failure?.summary ?? null,
     failure_text_hash: x.failure?.textHash ?? null,
-    quarantined: ctx.quarantined.has(x.testId) ? 1 : 0,
+    quarantined: quarantined ? 1 : 0,
   };
 }
 
@@ -144,38 +144,29 @@ function duration(a: JunitAttempt): number | null {
 }
 
 /**
- * A test's ordinal: from the known rows (an ordinal never changes, so theirs is current: one lookup
- * for the usual pass), else from the rows the upload wrote (new tests, tests looked up).
- */
-function ordinalOf(
-  known: ReadonlyMap<string, SeenTestCase>,
-  rewritten: readonly SeenTestCase[],
-): (testId: string) => number | undefined {
-  const others = new Map(rewritten.map((r) => [r.id, r.ordinal]));
-  return (id) => known.get(id)?.ordinal ?? others.get(id);
-}
-
-/**
  * The upload's attempts as stored: failed and skipped ones as rows, in test id order, with the
- * failures' texts by hash, and passes by their tests' ordinals.
+ * failures' texts by hash, and passes by their tests' ordinals. `rowOf[i]`: the stored row of
+ * attempt i's test (its ordinal and quarantine, without a lookup by id per attempt).
  */
 function attemptRows(
   attempts: readonly IdentifiedAttempt[],
-  ordinalOf: (testId: string) => number | undefined,
+  rowOf: readonly (SeenTestCase | undefined)[],
   ctx: RowContext,
 ): { results: NewResult[]; texts: Map<string, string>; passes: PassEntry[] } {
   const results: NewResult[] = [];
   const texts = new Map<string, string>();
   const passes: PassEntry[] = [];
-  for (const x of attempts) {
+  for (let i = 0; i < attempts.length; i++) {
+    const x = attempts[i] as IdentifiedAttempt;
+    const row = rowOf[i];
+    if (row === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
     if (x.attempt.outcome !== 'passed') {
-      results.push(resultRow(x, ctx));
+      results.push(resultRow(x, row.quarantined === 1, ctx));
       if (x.failure !== null && !texts.has(x.failure.textHash))
         texts.set(x.failure.textHash, failureText(x.attempt));
       continue;
     }
-    const ordinal = ordinalOf(x.testId);
-    if (ordinal === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
+    const ordinal = row.ordinal;
     passes.push({ ordinal, at: x.at, retryIndex: x.attempt.retryIndex, durationMs: duration(x.attempt) });
   }
   // By test too (a stable sort: a test's own attempts keep their order): every index of
@@ -239,6 +230,17 @@ function ownersByTest(
   return owners;
 }
 
+/** What storeTestCases stored: the attempts with their final test ids, and the tests' rows. */
+interface StoredTests {
+  readonly attempts: IdentifiedAttempt[];
+  /** Each distinct test's row. */
+  readonly rows: SeenTestCase[];
+  /** Rows that are not rows of the known tests as they were (seen-cache.ts). */
+  readonly rewritten: SeenTestCase[];
+  /** The row of each attempt's test, in the order of `attempts`. */
+  readonly rowOf: (SeenTestCase | undefined)[];
+}
+
 /**
  * Stores the upload's tests (new ones inserted, known ones marked seen) and returns their rows with
  * the attempts' final ids. Test ids are unique across repositories, but a custom v5 id is used as is
@@ -257,19 +259,32 @@ async function storeTestCases(
     rules: CodeownersRule[] | undefined;
     known: ReadonlyMap<string, SeenTestCase>;
   },
-): Promise<{ attempts: IdentifiedAttempt[]; rows: SeenTestCase[]; rewritten: SeenTestCase[] }> {
-  const store = async (attempts: IdentifiedAttempt[]) => {
-    const firstOfEach = new Map<string, IdentifiedAttempt>();
-    for (const x of attempts) if (!firstOfEach.has(x.testId)) firstOfEach.set(x.testId, x);
+): Promise<StoredTests> {
+  const store = async (attempts: readonly IdentifiedAttempt[]) => {
+    // Distinct tests in order of first appearance, and each attempt's place among them.
+    const at = new Map<string, number>();
+    const ids: string[] = [];
+    const firsts: IdentifiedAttempt[] = [];
+    const place = new Int32Array(attempts.length);
+    for (let i = 0; i < attempts.length; i++) {
+      const x = attempts[i] as IdentifiedAttempt;
+      let k = at.get(x.testId);
+      if (k === undefined) {
+        k = ids.length;
+        at.set(x.testId, k);
+        ids.push(x.testId);
+        firsts.push(x);
+      }
+      place[i] = k;
+    }
     const owners = input.rules === undefined ? undefined : ownersByTest(attempts, input.rules);
-    const ids = [...firstOfEach.keys()];
     const upserted = await upsertTestCases(db, {
       repoId: input.repo.id,
       now: input.now,
       ids,
       build: (id) =>
         newTestCase(
-          firstOfEach.get(id) as IdentifiedAttempt,
+          firsts[at.get(id) as number] as IdentifiedAttempt,
           input.repo.id,
           input.variant,
           input.now,
@@ -278,19 +293,24 @@ async function storeTestCases(
       owners,
       known: input.known,
     });
-    return { ...upserted, ids };
+    const rowOf = Array.from(place, (k) => upserted.byIndex[k]);
+    return { ...upserted, ids, rowOf };
   };
   const first = await store(identified);
   if (first.rows.length === first.ids.length)
-    return { attempts: identified, rows: first.rows, rewritten: first.rewritten };
+    return { attempts: identified, rows: first.rows, rewritten: first.rewritten, rowOf: first.rowOf };
   const mine = new Set(first.rows.map((r) => r.id));
   const local = (id: string) => uuidV5(`${input.orgSlug}#${repoFullName(input.repo)}#${id}`);
   const attempts = identified.map((x) => (mine.has(x.testId) ? x : { ...x, testId: local(x.testId) }));
   const second = await store(attempts.filter((x) => !mine.has(x.testId)));
+  // The second pass stored, in order, the attempts the first could not.
+  let next = 0;
+  const rowOf = first.rowOf.map((row) => row ?? second.rowOf[next++]);
   return {
     attempts,
     rows: [...first.rows, ...second.rows],
     rewritten: [...first.rewritten, ...second.rewritten],
+    rowOf,
   };
 }
 
@@ -377,7 +397,7 @@ export async function ingestUpload(
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
     const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
-    const { attempts, rows, rewritten } = await storeTestCases(trx, identify(files, identity, now), {
+    const { attempts, rows, rewritten, rowOf } = await storeTestCases(trx, identify(files, identity, now), {
       orgSlug: caller.orgSlug,
       repo: repository,
       variant,
@@ -400,16 +420,10 @@ export async function ingestUpload(
       created_at: now,
       result: '{}',
     });
-    const quarantined = new Set(rows.filter((r) => r.quarantined === 1).map((r) => r.id));
     await insertAttempts(
       trx,
       { id: uploadId, repoId: repository.id },
-      attemptRows(attempts, ordinalOf(known.tests, rewritten), {
-        repoId: repository.id,
-        uploadId,
-        meta: stored,
-        quarantined,
-      }),
+      attemptRows(attempts, rowOf, { repoId: repository.id, uploadId, meta: stored }),
     );
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, {
@@ -424,6 +438,12 @@ export async function ingestUpload(
       settings,
       { rows: evaluate, now, commitShas: [meta.commit_sha], by: `upload ${uploadId}` },
     );
+    // Tests quarantined as stored, of the attempts that did not pass (the result lists failures only).
+    const quarantined = new Set<string>();
+    for (let i = 0; i < attempts.length; i++) {
+      const x = attempts[i] as IdentifiedAttempt;
+      if (x.attempt.outcome !== 'passed' && rowOf[i]?.quarantined === 1) quarantined.add(x.testId);
+    }
     const result = buildResult({
       uploadId,
       repository,
