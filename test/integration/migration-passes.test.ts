@@ -105,6 +105,7 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0011_test_ordinals',
       '0012_upload_passes',
       '0013_failure_texts',
+      '0014_results_without_test_fk',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);

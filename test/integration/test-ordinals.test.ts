@@ -103,12 +103,18 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0014_results_without_test_fk',
       '0013_failure_texts',
       '0012_upload_passes',
       '0011_test_ordinals',
     ]);
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual(['0011_test_ordinals', '0012_upload_passes', '0013_failure_texts']);
+    expect(up.applied).toEqual([
+      '0011_test_ordinals',
+      '0012_upload_passes',
+      '0013_failure_texts',
+      '0014_results_without_test_fk',
+    ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]
       .sort((x, y) => x.first_seen_at - y.first_seen_at || (x.id < y.id ? -1 : 1))

@@ -12,6 +12,7 @@ import * as m0010 from './0010_test_passes.ts';
 import * as m0011 from './0011_test_ordinals.ts';
 import * as m0012 from './0012_upload_passes.ts';
 import * as m0013 from './0013_failure_texts.ts';
+import * as m0014 from './0014_results_without_test_fk.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -31,4 +32,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0011_test_ordinals': m0011,
   '0012_upload_passes': m0012,
   '0013_failure_texts': m0013,
+  '0014_results_without_test_fk': m0014,
 };
