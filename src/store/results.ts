@@ -89,9 +89,8 @@ export async function loadAttempts(
 ): Promise<AttemptRow[]> {
   if (tests.length === 0) return [];
   const testIds = tests.map((t) => t.id);
-  const found = new Map<string, AttemptRow>();
+  const found: AttemptRow[] = [];
   const columns = [
-    'id',
     'test_case_id',
     'at',
     'branch',
@@ -101,9 +100,12 @@ export async function loadAttempts(
     'upload_id',
     'retry_index',
   ] as const;
-  const keepResults = (rows: readonly (AttemptRow & { id: number })[]) => {
-    for (const { id, ...row } of rows) found.set(`r${id}`, { ...row, at: Number(row.at) });
+  const keepResults = (rows: readonly AttemptRow[]) => {
+    for (const row of rows) found.push({ ...row, at: Number(row.at) });
   };
+  // The two reads are disjoint: the window's read takes every result since `since`, so the commits'
+  // read takes only theirs from before it.
+  const since = scope.since;
   if (scope.commitShas.length > 0) {
     const uploads = await db
       .selectFrom('uploads')
@@ -122,25 +124,26 @@ export async function loadAttempts(
             .select(columns)
             .where('upload_id', 'in', ups)
             .where('test_case_id', 'in', part)
+            .$if(since !== undefined, (q) => q.where('at', '<', since as number))
             .execute(),
         );
       }
     }
   }
-  if (scope.since !== undefined) {
+  if (since !== undefined) {
     for (const part of chunked(testIds, 400)) {
       keepResults(
         await db
           .selectFrom('test_results')
           .select(columns)
           .where('test_case_id', 'in', part)
-          .where('at', '>=', scope.since)
+          .where('at', '>=', since)
           .execute(),
       );
     }
   }
-  // Passes: in the uploads of those commits (all of them) and in uploads with passes since `since`.
-  const since = scope.since;
+  // Passes: in the uploads of those commits (all of them) and in uploads with passes since `since`
+  // (each upload once, so each pass once).
   const shas = new Set(scope.commitShas);
   const uploads = new Map(
     (await passUploadsOfCommits(db, repoId, scope.commitShas)).map((u) => [u.uploadId, u] as const),
@@ -154,7 +157,7 @@ export async function loadAttempts(
     (at, upload) => shas.has(upload.commitSha) || (since !== undefined && at >= since),
   );
   for (const p of passes) {
-    found.set(`p${p.upload.uploadId}:${p.position}`, {
+    found.push({
       test_case_id: p.testId,
       at: p.at,
       branch: p.upload.branch,
@@ -165,7 +168,7 @@ export async function loadAttempts(
       retry_index: p.retryIndex,
     });
   }
-  return [...found.values()].sort((a, b) => a.at - b.at || a.retry_index - b.retry_index);
+  return found.sort((a, b) => a.at - b.at || a.retry_index - b.retry_index);
 }
 
 /** Distinct PRs with a failing attempt since `since`, per test. */
