@@ -485,7 +485,8 @@ export function renderMarkdown(report: RunReport, notes: string): string {
     out.push(
       '',
       'Which tool produced which column: “load” columns are autocannon’s (in the bench process; whole milliseconds, so its latency ratios are not given; ' +
-        'latency includes queueing behind the other connections). “seq” columns: one request at a time with `performance.now()` around each, after a warm-up ' +
+        'latency includes queueing behind the other connections). “seq” columns: one request at a time with `performance.now()` around each, after a warm-up, ' +
+        'from a Node process of its own (bench/seq-client.mjs: nothing else on its heap) started once the machine is at rest (cores at most 5% busy for half a second) ' +
         `(client overhead included, as in the baseline; n is below ${p.sequential} where ${Math.max(10, 3 * p.duration)} s ran out). The` +
         ' “(wrk)” tables are wrk’s (`wrk --latency -s <script>`, a C load generator in a process of its own, ' +
         'microsecond latencies; the API is POST + JSON, so each request gets a Lua script that sets `wrk.method`, `wrk.headers` and `wrk.body`, ' +
