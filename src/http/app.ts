@@ -51,7 +51,7 @@ import { registerDeleteWebhook } from './routes/webhooks/delete.ts';
 import { registerWebhookDeliveries } from './routes/webhooks/deliveries.ts';
 import { registerListWebhooks } from './routes/webhooks/list.ts';
 import type { Api, RouteDeps } from './types.ts';
-import { findNul, nulError } from './validation.ts';
+import { findNul, nulError, wellFormedStrings } from './validation.ts';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -207,6 +207,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       const nul = findNul(value, part);
       if (nul !== undefined) throw nulError(nul);
     }
+    if (typeof request.body === 'string' || (request.body !== null && typeof request.body === 'object')) {
+      if (!Buffer.isBuffer(request.body) && typeof (request.body as { pipe?: unknown }).pipe !== 'function')
+        request.body = wellFormedStrings(request.body);
+    }
+    wellFormedStrings(request.query);
+    wellFormedStrings(request.params);
   });
   registerMetrics(
     app,

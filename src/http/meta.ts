@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { AppError } from '../domain/errors.ts';
-import { findNul, nulError, type SchemaIssue, toDetails } from './validation.ts';
+import { findNul, nulError, type SchemaIssue, toDetails, wellFormedStrings } from './validation.ts';
 
 /**
  * Validates a JSON document that does not arrive as the request body (the `meta` part of a
@@ -20,6 +20,7 @@ export function validatorFor<T>(schema: TSchema, label: string): (raw: string | 
     }
     const nul = findNul(value);
     if (nul !== undefined) throw nulError(nul.replace(/^\$/, label));
+    value = wellFormedStrings(value);
     if (check.Check(value)) return value as T;
     const details = toDetails([...check.Errors(value)] as unknown as SchemaIssue[], label);
     const shown = details

@@ -126,6 +126,36 @@ export function findNul(value: unknown, path = '$', depth = 0): string | undefin
   return undefined;
 }
 
+/** String methods of ES2024 (Node 20 has them; the TypeScript lib here is ES2023). */
+interface WellFormed {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
+/**
+ * The value with every unpaired surrogate in its strings replaced by U+FFFD (objects and arrays are
+ * changed in place). JSON can carry one (`"\ud800"`, e.g. a title cut in the middle of an emoji);
+ * PostgreSQL's driver would store it as one U+FFFD and SQLite's as three, so both get one here.
+ */
+export function wellFormedStrings(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') {
+    const s = value as unknown as WellFormed;
+    return s.isWellFormed() ? value : s.toWellFormed();
+  }
+  if (value === null || typeof value !== 'object' || depth > 64) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = wellFormedStrings(value[i], depth + 1);
+    return value;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const child = record[key];
+    if (typeof child === 'string' || (child !== null && typeof child === 'object'))
+      record[key] = wellFormedStrings(child, depth + 1);
+  }
+  return value;
+}
+
 /** A 400 naming the field with a NUL character. */
 export function nulError(path: string): AppError {
   const message = `${path} contains a NUL character (\\u0000), which is not allowed`;

@@ -113,9 +113,9 @@ function plainValues(rows: readonly Record<string, unknown>[]): boolean {
 const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
 
 /**
- * The rows as JSON text for PostgreSQL. A lone surrogate (possible in an upload's JSON meta) becomes
- * U+FFFD, as the driver's UTF-8 encoding of a text parameter would make it: PostgreSQL refuses its
- * JSON escape.
+ * The rows as JSON text for PostgreSQL. A lone surrogate becomes U+FFFD, as the driver's UTF-8
+ * encoding of a text parameter would make it: PostgreSQL refuses its JSON escape. (The HTTP edge
+ * already replaces those of requests; this keeps one that comes another way from failing a write.)
  */
 function rowsJson(rows: readonly Record<string, unknown>[]): string {
   const json = JSON.stringify(rows);

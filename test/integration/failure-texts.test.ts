@@ -107,7 +107,7 @@ describe('failure texts and branch names with characters JSON escapes', () => {
   });
   afterAll(() => t.close());
 
-  it('stores texts with quotes, backslashes and escapes as sent, and a lone surrogate as U+FFFD (no error)', async () => {
+  it('stores texts with quotes, backslashes and escapes as sent, and a lone surrogate as one U+FFFD', async () => {
     // PostgreSQL receives bulk rows as JSON (store/db.ts): what JSON escapes must come back as it was.
     const odd = 'expected "a\\b" got \'c\'\\ud800 \\\\u0041 tab\there 🙂 {"json": [1, 2]}';
     const res = await upload(
@@ -132,8 +132,25 @@ describe('failure texts and branch names with characters JSON escapes', () => {
       .select('branch')
       .where('upload_id', '=', res.json().upload_id)
       .executeTakeFirstOrThrow();
-    // PostgreSQL: one U+FFFD, as the driver's UTF-8 would make it; SQLite's driver writes the
-    // surrogate's three bytes, read back as three.
-    expect(row.branch).toMatch(/^feature\/\ufffd+x$/u);
+    // The edge makes a lone surrogate U+FFFD (SQLite's driver would otherwise store three).
+    expect(row.branch).toBe('feature/\ufffdx');
+    // A JSON body too: a ticket id cut in the middle of an emoji.
+    const failed: string = res.json().failed_tests[0].test_case_id;
+    const link = await t.post(
+      '/v1/flaky-tests/link-ticket-to-test-case',
+      {
+        repo: { host: 'github.com', owner: 'acme', name: 'web' },
+        test_case_id: failed,
+        external_ticket_id: 'KAN-\ud83d',
+      },
+      token,
+    );
+    expect(link.statusCode).toBe(200);
+    const test = await t.db.database.db
+      .selectFrom('test_cases')
+      .select('ticket_id')
+      .where('id', '=', failed)
+      .executeTakeFirstOrThrow();
+    expect(test.ticket_id).toBe('KAN-\ufffd');
   });
 });
