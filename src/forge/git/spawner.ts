@@ -3,9 +3,10 @@
 // starting thread waits: 2-5 ms per git process for a server of a few hundred MB, more when the
 // machine is busy. The merge queue's runner starts dozens in a row when a target branch moves (a
 // merge base for each queued PR), and every read that arrived meanwhile waited behind them. If the
-// thread cannot start or stops, git runs from this thread as before.
-import { execFile } from 'node:child_process';
+// thread cannot start, git runs from this thread as before; if it stops, the calls it was running
+// fail and the next call starts another.
 import { Worker } from 'node:worker_threads';
+import { runChild } from './run-child.mjs';
 
 export interface SpawnOptions {
   env: NodeJS.ProcessEnv;
@@ -25,7 +26,7 @@ interface Request {
   id: number;
   file: string;
   args: string[];
-  options: SpawnOptions & { encoding: 'utf8' };
+  options: SpawnOptions;
   input: string;
 }
 
@@ -61,7 +62,7 @@ class SpawnThread {
       this.#pending.set(id, (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
       // Referenced while git runs, as a child process of this thread would be.
       if (this.#pending.size === 1) this.#worker.ref();
-      const request: Request = { id, file, args, options: { ...options, encoding: 'utf8' }, input };
+      const request: Request = { id, file, args, options, input };
       this.#worker.postMessage(request);
     });
   }
@@ -69,22 +70,6 @@ class SpawnThread {
 
 let thread: SpawnThread | undefined;
 let threadUnavailable = false;
-
-function inProcess(
-  file: string,
-  args: string[],
-  options: SpawnOptions,
-  input: string,
-): Promise<SpawnOutcome> {
-  return new Promise((resolve) => {
-    const child = execFile(file, args, { ...options, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' && !error.killed ? error.code : null) : 0;
-      resolve({ stdout, stderr, code });
-    });
-    child.stdin?.on('error', () => {}); // git may exit before reading all input
-    child.stdin?.end(input);
-  });
-}
 
 /**
  * Runs `file` with `args` (never a shell), writing `input` to its standard input; resolves with its
@@ -97,13 +82,13 @@ export function runProcess(
   options: SpawnOptions,
   input: string,
 ): Promise<SpawnOutcome> {
-  if (threadUnavailable) return inProcess(file, args, options, input);
+  if (threadUnavailable) return runChild(file, args, options, input);
   if (thread === undefined || thread.stopped) {
     try {
       thread = new SpawnThread();
     } catch {
       threadUnavailable = true;
-      return inProcess(file, args, options, input);
+      return runChild(file, args, options, input);
     }
   }
   return thread.run(file, args, options, input);
