@@ -206,13 +206,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         continue;
       const nul = findNul(value, part);
       if (nul !== undefined) throw nulError(nul);
+      // Objects are changed in place; only a body that is a string itself is replaced.
+      const wellFormed = wellFormedStrings(value);
+      if (part === '$') request.body = wellFormed;
     }
-    if (typeof request.body === 'string' || (request.body !== null && typeof request.body === 'object')) {
-      if (!Buffer.isBuffer(request.body) && typeof (request.body as { pipe?: unknown }).pipe !== 'function')
-        request.body = wellFormedStrings(request.body);
-    }
-    wellFormedStrings(request.query);
-    wellFormedStrings(request.params);
   });
   registerMetrics(
     app,

@@ -49,8 +49,7 @@ export async function insertMany<T extends Record<string, unknown>>(
       : insertUnnested(db, table, rows, options);
   const columns = Object.keys(first);
   const ignore = options.ignoreConflicts === true;
-  let inserted = 0;
-  for (const part of chunked(rows, options.chunkRows ?? 1000)) {
+  return insertChunks(db, rows, options.chunkRows ?? 1000, (part) => {
     const key = `${table}|${columns.join(',')}|${part.length}|${ignore}`;
     let text = insertTexts.get(key);
     if (text === undefined) {
@@ -60,7 +59,23 @@ export async function insertMany<T extends Record<string, unknown>>(
     }
     const params: unknown[] = [];
     for (const row of part) for (const c of columns) params.push(row[c] ?? null);
-    const result = await db.executeQuery(CompiledQuery.raw(text, params));
+    return CompiledQuery.raw(text, params);
+  });
+}
+
+/**
+ * Runs one insert statement per chunk of `size` rows, letting the event loop run between them;
+ * returns the number of rows inserted.
+ */
+async function insertChunks<T>(
+  db: Queryable,
+  rows: readonly T[],
+  size: number,
+  statement: (part: readonly T[]) => CompiledQuery,
+): Promise<number> {
+  let inserted = 0;
+  for (const part of chunked(rows, size)) {
+    const result = await db.executeQuery(statement(part));
     inserted += Number(result.numAffectedRows ?? 0n);
     await yieldToEventLoop();
   }
@@ -137,13 +152,9 @@ async function insertFromJson<T extends Record<string, unknown>>(
     .map((c) => `"${c}"`)
     .join(',');
   const text = `insert into "${table}" (${list}) select ${list} from json_populate_recordset(null::"${table}", $1::json)${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
-  let inserted = 0;
-  for (const part of chunked(rows, options.chunkRows ?? 10_000)) {
-    const result = await db.executeQuery(CompiledQuery.raw(text, [rowsJson(part)]));
-    inserted += Number(result.numAffectedRows ?? 0n);
-    await yieldToEventLoop();
-  }
-  return inserted;
+  return insertChunks(db, rows, options.chunkRows ?? 10_000, (part) =>
+    CompiledQuery.raw(text, [rowsJson(part)]),
+  );
 }
 
 async function insertUnnested<T extends Record<string, unknown>>(
@@ -154,14 +165,12 @@ async function insertUnnested<T extends Record<string, unknown>>(
 ): Promise<number> {
   const columns = Object.keys(rows[0] as T);
   const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${await unnestArguments(db, table, columns)})${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
-  let inserted = 0;
-  for (const part of chunked(rows, options.chunkRows ?? 10_000)) {
-    const params = columns.map((c) => part.map((row) => row[c] ?? null));
-    const result = await db.executeQuery(CompiledQuery.raw(text, params));
-    inserted += Number(result.numAffectedRows ?? 0n);
-    await yieldToEventLoop();
-  }
-  return inserted;
+  return insertChunks(db, rows, options.chunkRows ?? 10_000, (part) =>
+    CompiledQuery.raw(
+      text,
+      columns.map((c) => part.map((row) => row[c] ?? null)),
+    ),
+  );
 }
 
 /** One row's new values, by its key. */

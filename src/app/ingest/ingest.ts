@@ -420,11 +420,8 @@ export async function ingestUpload(
       created_at: now,
       result: '{}',
     });
-    await insertAttempts(
-      trx,
-      { id: uploadId, repoId: repository.id },
-      attemptRows(attempts, rowOf, { repoId: repository.id, uploadId, meta: stored }),
-    );
+    const toStore = attemptRows(attempts, rowOf, { repoId: repository.id, uploadId, meta: stored });
+    await insertAttempts(trx, { id: uploadId, repoId: repository.id }, toStore);
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, {
       commitSha: meta.commit_sha,
@@ -439,11 +436,9 @@ export async function ingestUpload(
       { rows: evaluate, now, commitShas: [meta.commit_sha], by: `upload ${uploadId}` },
     );
     // Tests quarantined as stored, of the attempts that did not pass (the result lists failures only).
-    const quarantined = new Set<string>();
-    for (let i = 0; i < attempts.length; i++) {
-      const x = attempts[i] as IdentifiedAttempt;
-      if (x.attempt.outcome !== 'passed' && rowOf[i]?.quarantined === 1) quarantined.add(x.testId);
-    }
+    const quarantined = new Set(
+      toStore.results.filter((r) => r.quarantined === 1).map((r) => r.test_case_id),
+    );
     const result = buildResult({
       uploadId,
       repository,
