@@ -2,7 +2,7 @@
 // requested one at a time by the same child-process loop as the "seq" columns of the API reads
 // (sequential.ts; no autocannon run).
 import http from 'node:http';
-import { machineIdle, type Params, quantile } from './common.ts';
+import type { Params } from './common.ts';
 import type { LoadResult } from './load.ts';
 import type { SeededRepo } from './seed.ts';
 import { runSequential } from './sequential.ts';
@@ -53,25 +53,18 @@ export async function measureDashboard(
   ];
   const out: LoadResult[] = [];
   for (const p of pages) {
-    await machineIdle(`reads: ${p.name}`);
-    const { times, failed } = await runSequential(
+    const { seq, failed } = await runSequential(
+      p.name,
       p.paths.map((path) => ({ url: base + path, method: 'GET' as const, headers })),
       params.sequential,
-      Math.max(10, 3 * params.duration) * 1000,
+      params.duration,
     );
-    const sorted = times.sort((a, b) => a - b);
-    const seq = {
-      p50: quantile(sorted, 0.5),
-      p99: quantile(sorted, 0.99),
-      max: sorted.at(-1) ?? Number.NaN,
-      n: sorted.length,
-    };
     out.push({
       name: p.name,
       rps: Number.NaN,
       p50: Number.NaN,
       p99: Number.NaN,
-      total: sorted.length,
+      total: seq.n,
       failed,
       seq,
     });

@@ -4,8 +4,8 @@
 // in a process of its own).
 import http from 'node:http';
 import autocannon, { type RequestSpec } from 'autocannon';
-import { machineIdle, quantile } from './common.ts';
-import { runSequential, type SequentialRequest } from './sequential.ts';
+import { quantile } from './common.ts';
+import { runSequential, type SequentialFigures, type SequentialRequest } from './sequential.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
 export interface Scenario {
@@ -28,7 +28,7 @@ export interface LoadResult {
   /** Errors, timeouts and non-2xx answers of the autocannon run plus the sequential loop (wrk's: wrk.failed). */
   readonly failed: number;
   /** Sequential loop, milliseconds. */
-  readonly seq: { readonly p50: number; readonly p99: number; readonly max: number; readonly n: number };
+  readonly seq: SequentialFigures;
   /** wrk's run, when wrk is installed and turned on. */
   readonly wrk?: WrkResult | undefined;
 }
@@ -113,14 +113,12 @@ export function autocannonRequests(s: Scenario): RequestSpec[] {
 }
 
 export async function measure(base: string, s: Scenario, options: LoadOptions): Promise<LoadResult> {
-  // At rest: not in the aftermath of the previous scenario's load (the server's collections).
-  await machineIdle(`reads: ${s.name}`);
-  const seq = await runSequential(
+  const { seq, failed } = await runSequential(
+    s.name,
     sequentialRequests(base, s),
     options.sequential,
-    Math.max(10, 3 * options.duration) * 1000,
+    options.duration,
   );
-  const sorted = seq.times.sort((a, b) => a - b);
   const method = s.method ?? 'POST';
   const result = await autocannon({
     url: base + s.path,
@@ -145,13 +143,8 @@ export async function measure(base: string, s: Scenario, options: LoadOptions): 
     p50: result.latency.p50,
     p99: result.latency.p99,
     total: result.requests.total,
-    failed: result.errors + result.timeouts + result.non2xx + seq.failed,
-    seq: {
-      p50: quantile(sorted, 0.5),
-      p99: quantile(sorted, 0.99),
-      max: sorted.at(-1) ?? Number.NaN,
-      n: sorted.length,
-    },
+    failed: result.errors + result.timeouts + result.non2xx + failed,
+    seq,
     wrk,
   };
 }

@@ -8,6 +8,7 @@ import type { ContentionReport } from './contention.ts';
 import type { IngestReport } from './ingest.ts';
 import type { LoadResult, WindowStats } from './load.ts';
 import type { ReadsReport } from './reads.ts';
+import { sequentialBudgetSeconds } from './sequential.ts';
 import { FLAT_GROWTH, FLOOR_SAMPLES, type SoakReport, type Trend } from './soak.ts';
 
 export interface Machine {
@@ -487,7 +488,7 @@ export function renderMarkdown(report: RunReport, notes: string): string {
       'Which tool produced which column: “load” columns are autocannon’s (in the bench process; whole milliseconds, so its latency ratios are not given; ' +
         'latency includes queueing behind the other connections). “seq” columns: one request at a time with `performance.now()` around each, after a warm-up, ' +
         'from a Node process of its own (bench/seq-client.mjs: nothing else on its heap) started once the machine is at rest (cores at most 5% busy for half a second) ' +
-        `(client overhead included, as in the baseline; n is below ${p.sequential} where ${Math.max(10, 3 * p.duration)} s ran out). The` +
+        `(client overhead included, as in the baseline; n is below ${p.sequential} where ${sequentialBudgetSeconds(p.duration)} s ran out). The` +
         ' “(wrk)” tables are wrk’s (`wrk --latency -s <script>`, a C load generator in a process of its own, ' +
         'microsecond latencies; the API is POST + JSON, so each request gets a Lua script that sets `wrk.method`, `wrk.headers` and `wrk.body`, ' +
         'or a `request()` that cycles through the bodies of an “in turn” row). Ratios are to the bare Fastify endpoint measured by the same tool in the same run.' +

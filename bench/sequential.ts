@@ -1,7 +1,8 @@
-// Runs the one-at-a-time loop (seq-client.mjs) in a child process and returns its latencies.
+// Runs the one-at-a-time loop (seq-client.mjs) in a child process, once the machine is at rest, and
+// returns its latency figures.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './common.ts';
+import { machineIdle, quantile, ROOT } from './common.ts';
 
 export interface SequentialRequest {
   readonly url: string;
@@ -10,11 +11,43 @@ export interface SequentialRequest {
   readonly body?: string | undefined;
 }
 
+/** Latency figures of a one-at-a-time loop, milliseconds. */
+export interface SequentialFigures {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly n: number;
+}
+
+/** Seconds a loop may take: three autocannon runs' worth, at least 10 (then it stops short of n). */
+export function sequentialBudgetSeconds(duration: number): number {
+  return Math.max(10, 3 * duration);
+}
+
 /**
- * n requests one at a time (`requests` in turn) after a warm-up of min(50, n/5), within budgetMs:
- * latencies in milliseconds, in the order measured, and the non-2xx answers.
+ * n requests one at a time (`requests` in turn) after a warm-up of min(50, n/5), within
+ * sequentialBudgetSeconds(duration), started once the machine is at rest (not in the aftermath of
+ * the previous measurement's load): `what` names it in the log. Its figures and non-2xx answers.
  */
-export function runSequential(
+export async function runSequential(
+  what: string,
+  requests: readonly SequentialRequest[],
+  n: number,
+  duration: number,
+): Promise<{ seq: SequentialFigures; failed: number }> {
+  await machineIdle(`reads: ${what}`);
+  const { times, failed } = await childLoop(requests, n, sequentialBudgetSeconds(duration) * 1000);
+  const sorted = times.sort((a, b) => a - b);
+  const seq = {
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    max: sorted.at(-1) ?? Number.NaN,
+    n: sorted.length,
+  };
+  return { seq, failed };
+}
+
+function childLoop(
   requests: readonly SequentialRequest[],
   n: number,
   budgetMs: number,
