@@ -32,7 +32,7 @@ export type NewTestCase = Omit<TestCaseRow, 'ordinal'>;
 /** A test's last_seen_at is moved forward only when it is older than this (saves a row write per test per upload). */
 export const SEEN_PRECISION_MS = 3_600_000;
 
-/** The tests of one upload, for `upsertTestCases`. */
+/** The tests of one upload that ingestion did not know, for `upsertTestCases`. */
 export interface UploadTests {
   readonly repoId: string;
   readonly now: number;
@@ -41,66 +41,65 @@ export interface UploadTests {
   /** The row to insert for a test that does not exist yet (its ordinal is handed out here). */
   readonly build: (id: string) => NewTestCase;
   /** Each test's owners (JSON) when the upload carried CODEOWNERS: owners that changed are replaced. */
-  readonly owners: ReadonlyMap<string, string> | undefined;
-  /** Rows known to be current (of this repository): not looked up, and returned as they are. */
-  readonly known: ReadonlyMap<string, SeenTestCase>;
+  readonly owners: ((id: string) => string) | undefined;
 }
 
-/** What `upsertTestCases` returns: every row, and those that are not rows of `known` as they were. */
+/** What `upsertTestCases` returns. */
 export interface UpsertedTests {
-  readonly rows: SeenTestCase[];
   /** Each id's row, in the order of `ids` (undefined: the id belongs to another repository). */
   readonly byIndex: (SeenTestCase | undefined)[];
-  /** New tests, tests looked up, and known ones rewritten (seen again, new owners). */
-  readonly rewritten: SeenTestCase[];
+}
+
+/** Moves the tests' last_seen_at to `now` (ingestion does so when it is over SEEN_PRECISION_MS old). */
+export async function markSeen(db: Queryable, now: number, ids: readonly string[]): Promise<void> {
+  for (const part of chunked(ids)) {
+    await db.updateTable('test_cases').set({ last_seen_at: now }).where('id', 'in', part).execute();
+  }
+}
+
+/** Replaces tests' owners: ids by their new owners (JSON). */
+export async function setOwners(
+  db: Queryable,
+  changed: ReadonlyMap<string, readonly string[]>,
+): Promise<void> {
+  for (const [codeowners, ids] of changed) {
+    for (const part of chunked(ids)) {
+      await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
+    }
+  }
 }
 
 /**
- * Stores an upload's tests and returns their rows: looks them up by primary key, inserts the new ones,
- * marks known ones seen (when last seen over an hour ago) and replaces owners that changed. A known
- * test rewrites nothing in the usual case, so a repeated upload of the same suite costs lookups, not
- * writes, and none for the `known` rows. An id that belongs to another repository is left untouched
- * and not returned: the caller re-derives those ids.
+ * Stores tests an upload did not know and returns their rows: looks them up by primary key, inserts
+ * the new ones, marks found ones seen (when last seen over an hour ago) and replaces owners that
+ * changed. An id that belongs to another repository is left untouched and not returned: the caller
+ * re-derives those ids.
  */
 export async function upsertTestCases(db: Queryable, tests: UploadTests): Promise<UpsertedTests> {
   const { repoId, now, owners } = tests;
-  const kept: SeenTestCase[] = [];
-  const rewritten: SeenTestCase[] = [];
   const stale: string[] = [];
   const changedOwners = new Map<string, string[]>();
   const byIndex: (SeenTestCase | undefined)[] = new Array(tests.ids.length);
-  /** A row found (known or looked up): kept, seen again or given new owners as needed. */
-  const keep = (found: SeenTestCase, isKnown: boolean): SeenTestCase | undefined => {
+  /** Where each id is in `ids`. */
+  const indexOf = new Map<string, number>();
+  for (let i = 0; i < tests.ids.length; i++) indexOf.set(tests.ids[i] as string, i);
+  /** A row found: seen again or given new owners as needed. */
+  const keep = (found: SeenTestCase): SeenTestCase | undefined => {
     if (found.repo_id !== repoId) return undefined;
-    // Rows are shared (with `known`): a change makes a new one.
     let row = found;
     if (row.last_seen_at < now - SEEN_PRECISION_MS) {
       stale.push(row.id);
       row = { ...row, last_seen_at: now };
     }
-    const codeowners = owners?.get(row.id);
+    const codeowners = owners?.(row.id);
     if (codeowners !== undefined && codeowners !== row.codeowners) {
       const ids = changedOwners.get(codeowners);
       if (ids === undefined) changedOwners.set(codeowners, [row.id]);
       else ids.push(row.id);
       row = { ...row, codeowners };
     }
-    kept.push(row);
-    if (!isKnown || row !== found) rewritten.push(row);
     return row;
   };
-  const unknown: string[] = [];
-  /** Where each id that is not known is in `ids`. */
-  const unknownAt = new Map<string, number>();
-  for (let i = 0; i < tests.ids.length; i++) {
-    const id = tests.ids[i] as string;
-    const k = tests.known.get(id);
-    if (k !== undefined) byIndex[i] = keep(k, true);
-    else {
-      unknown.push(id);
-      unknownAt.set(id, i);
-    }
-  }
   const found = new Set<string>();
   const lookUp = async (ids: readonly string[]) => {
     for (const part of chunked(ids)) {
@@ -110,19 +109,18 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
         .where('id', 'in', part)
         .execute()) {
         found.add(r.id);
-        const row = keep(r, false);
-        if (row !== undefined) byIndex[unknownAt.get(r.id) as number] = row;
+        byIndex[indexOf.get(r.id) as number] = keep(r);
       }
       await yieldToEventLoop();
     }
   };
   // In key order, chunk after chunk: each statement's lookups walk on through the primary key's
   // B-tree instead of jumping across it.
-  await lookUp(unknown.sort());
+  await lookUp([...tests.ids].sort());
   // New rows go in by name: two of the table's indexes (unhealthy and quarantined lists) are ordered
   // by name within a repository and status, one (the primary key) by id; in name order two of the
   // three grow at their end instead of all over (100k new tests: 1.9 → 1.1 s on SQLite).
-  const named = unknown
+  const named = tests.ids
     .filter((id) => !found.has(id))
     .map(tests.build)
     .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
@@ -130,29 +128,16 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
   const first = named.length === 0 ? 0 : await reserveTestOrdinals(db, repoId, named.length);
   const fresh: TestCaseRow[] = named.map((row, i) => ({ ...row, ordinal: first + i }));
   const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
-  const out: SeenTestCase[] = [];
   if (inserted === fresh.length) {
-    for (const r of fresh) {
-      const row = seenOf(r);
-      out.push(row);
-      rewritten.push(row);
-      byIndex[unknownAt.get(r.id) as number] = row;
-    }
+    for (const r of fresh) byIndex[indexOf.get(r.id) as number] = seenOf(r);
   } else {
     // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
     // those of other repositories are skipped.
     await lookUp(fresh.map((r) => r.id));
   }
-  for (const part of chunked(stale)) {
-    await db.updateTable('test_cases').set({ last_seen_at: now }).where('id', 'in', part).execute();
-  }
-  for (const [codeowners, ids] of changedOwners) {
-    for (const part of chunked(ids)) {
-      await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
-    }
-  }
-  for (const row of kept) out.push(row);
-  return { rows: out, rewritten, byIndex };
+  await markSeen(db, now, stale);
+  await setOwners(db, changedOwners);
+  return { byIndex };
 }
 
 /**

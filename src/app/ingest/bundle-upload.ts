@@ -12,7 +12,7 @@ import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef } from '../repositories.ts';
 import type { UrlSigner } from '../url-signer.ts';
 import type { IngestGate } from './gate.ts';
-import { ingestUpload, likelyIdentity, type UploadMeta } from './ingest.ts';
+import { ingestUpload, prepareUpload, type UploadMeta } from './ingest.ts';
 import { type ParsedFile, UploadAttempts } from './parse-file.ts';
 import type { ParseJunit } from './parser-pool.ts';
 import type { UploadResult } from './result.ts';
@@ -121,7 +121,7 @@ async function ingestBundle(
     orgId: row.org_id,
     orgSlug: request.orgSlug,
   };
-  const identity = await likelyIdentity(ctx, caller, meta);
+  const prep = await prepareUpload(ctx, caller, meta);
   const files: ParsedFile[] = [];
   const held = new UploadAttempts(ctx.config.maxUploadAttempts);
   for (const f of bundle.files) {
@@ -130,12 +130,13 @@ async function ingestBundle(
       name,
       once(f.bytes),
       ctx.config.maxFileBytes,
-      identity,
+      prep.basis.identity,
       held.budget(),
+      prep,
     );
     files.push(held.add(parsed));
   }
-  const result = await ingestUpload(ctx, caller, meta, files, 'bundle');
+  const result = await ingestUpload(ctx, caller, meta, files, 'bundle', prep);
   if (row.consumed_at === null) await markBundleConsumed(ctx.db, row.id, result.upload_id, ctx.now());
   return result;
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type CodeownersRule, ownersFor, parseCodeowners } from '../../domain/codeowners/index.ts';
+import { parseCodeowners } from '../../domain/codeowners/index.ts';
 import { NEW_TEST_REASON, passesCanActivate } from '../../domain/health/index.ts';
-import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { repoFullName, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
@@ -15,8 +14,10 @@ import {
 } from '../../store/results.ts';
 import {
   findTestCases,
+  markSeen,
   type NewTestCase,
   type SeenTestCase,
+  setOwners,
   type TestCaseRow,
   upsertTestCases,
 } from '../../store/test-cases.ts';
@@ -26,17 +27,13 @@ import { recomputeTests } from '../health/recompute.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
 import { runsForUpload } from '../queue/run-links.ts';
 import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
-import {
-  attemptTestId,
-  type FailureFacts,
-  failureFacts,
-  failureText,
-  type IdentityContext,
-  sameIdentity,
-} from './derive.ts';
+import { failureText } from './derive.ts';
 import type { ParsedFile } from './parse-file.ts';
+import { duration, type FilePrep, type IdentifiedAttempt, UploadPrep } from './prepare.ts';
 import { buildResult, type UploadResult } from './result.ts';
-import { seenTestsCache, withSeen } from './seen-cache.ts';
+import { type KnownTests, seenTestsCache, withSeen } from './seen-cache.ts';
+
+export type { IdentifiedAttempt } from './prepare.ts';
 
 /** The `meta` of an upload (docs/upload-contract.md), already validated against its schema. */
 export interface UploadMeta {
@@ -54,64 +51,31 @@ export interface UploadMeta {
   upload_key?: string | undefined;
 }
 
-/** Attempt timestamps more than 30 days old or over an hour ahead are runner defaults: use the upload time. */
-const OLDEST_PLAUSIBLE_MS = 30 * 24 * 3_600_000;
-const FUTURE_SLACK_MS = 3_600_000;
-
-/** One attempt with its test identity resolved. */
-export interface IdentifiedAttempt {
-  readonly testId: string;
-  readonly attempt: JunitAttempt;
-  readonly at: number;
-  /** Its failure's fingerprint and summary (null unless it failed). */
-  readonly failure: FailureFacts | null;
-}
-
-function attemptTime(attempt: JunitAttempt, now: number): number {
-  const t = attempt.timestamp;
-  return t !== null && t >= now - OLDEST_PLAUSIBLE_MS && t <= now + FUTURE_SLACK_MS ? t : now;
-}
-
-/** Each attempt with its test id and failure facts: those derived while parsing, if they still hold. */
-export function identify(
-  files: readonly ParsedFile[],
-  identity: IdentityContext,
-  now: number,
-): IdentifiedAttempt[] {
-  const attempts: IdentifiedAttempt[] = [];
-  for (const f of files) {
-    const ids = f.ids !== undefined && sameIdentity(f.ids.identity, identity) ? f.ids : undefined;
-    for (let k = 0; k < f.attempts.length; k++) {
-      const attempt = f.attempts[k] as JunitAttempt;
-      const testId = ids?.testIds[k] ?? attemptTestId(identity, attempt);
-      attempts.push({
-        testId,
-        attempt,
-        at: attemptTime(attempt, now),
-        failure: f.failures === undefined ? failureFacts(attempt, testId) : (f.failures[k] ?? null),
-      });
-    }
-  }
-  return attempts;
-}
-
 /**
- * The identity an upload's tests will most likely get, for the parser threads to compute their ids
- * while parsing: the repository as stored (ids use its stored spelling), else as the upload names it.
- * ingestUpload checks it against the repository it stores into, and recomputes ids that differ.
+ * The identity an upload's tests will most likely get, and what the upload most likely knows of
+ * them, for its files to be prepared while they are parsed (prepare.ts): the repository as stored
+ * (ids use its stored spelling), else as the upload names it, and the seen cache at its health
+ * version. ingestUpload checks the preparation against the repository it locks, and prepares again
+ * what no longer holds.
  */
-export async function likelyIdentity(
-  ctx: AppContext,
-  caller: Caller,
-  meta: UploadMeta,
-): Promise<IdentityContext> {
+export async function prepareUpload(ctx: AppContext, caller: Caller, meta: UploadMeta): Promise<UploadPrep> {
   const stored = await findRepo(ctx.db, caller.orgId, repoKey(meta.repo));
-  return {
-    orgSlug: caller.orgSlug,
-    repoFullName: repoFullName(stored ?? meta.repo),
-    variant: meta.variant ?? '',
-  };
+  const version = stored === undefined ? -1 : Number(stored.health_version);
+  return new UploadPrep({
+    identity: {
+      orgSlug: caller.orgSlug,
+      repoFullName: repoFullName(stored ?? meta.repo),
+      variant: meta.variant ?? '',
+    },
+    now: ctx.now(),
+    rules: meta.codeowners === undefined ? undefined : parseCodeowners(meta.codeowners).rules,
+    repoId: stored?.id,
+    version,
+    known: stored === undefined ? NOTHING_KNOWN : seenTestsCache(ctx.db).lookup(stored.id, version),
+  });
 }
+
+const NOTHING_KNOWN: KnownTests = { tests: new Map(), full: new Map() };
 
 interface RowContext {
   repoId: string;
@@ -139,50 +103,9 @@ function resultRow(x: IdentifiedAttempt, quarantined: boolean, ctx: RowContext):
   };
 }
 
-function duration(a: JunitAttempt): number | null {
-  return a.durationMs === null ? null : Math.round(a.durationMs);
-}
-
-/**
- * The upload's attempts as stored: failed and skipped ones as rows, in test id order, with the
- * failures' texts by hash, and passes by their tests' ordinals. `rowOf[i]`: the stored row of
- * attempt i's test (its ordinal and quarantine, without a lookup by id per attempt).
- */
-function attemptRows(
-  attempts: readonly IdentifiedAttempt[],
-  rowOf: readonly (SeenTestCase | undefined)[],
-  ctx: RowContext,
-): { results: NewResult[]; texts: Map<string, string>; passes: PassEntry[] } {
-  const results: NewResult[] = [];
-  const texts = new Map<string, string>();
-  const passes: PassEntry[] = [];
-  for (let i = 0; i < attempts.length; i++) {
-    const x = attempts[i] as IdentifiedAttempt;
-    const row = rowOf[i];
-    if (row === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
-    if (x.attempt.outcome !== 'passed') {
-      results.push(resultRow(x, row.quarantined === 1, ctx));
-      if (x.failure !== null && !texts.has(x.failure.textHash))
-        texts.set(x.failure.textHash, failureText(x.attempt));
-      continue;
-    }
-    const ordinal = row.ordinal;
-    passes.push({ ordinal, at: x.at, retryIndex: x.attempt.retryIndex, durationMs: duration(x.attempt) });
-  }
-  // By test too (a stable sort: a test's own attempts keep their order): every index of
-  // test_results leads with the test after the upload's constants, so they all grow in one sweep.
-  results.sort((a, b) => (a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0));
-  return { results, texts, passes };
-}
-
-function newTestCase(
-  x: IdentifiedAttempt,
-  repoId: string,
-  variant: string,
-  now: number,
-  owners = '[]',
-): NewTestCase {
+function newTestCase(x: IdentifiedAttempt, repoId: string, prep: UploadPrep): NewTestCase {
   const a = x.attempt;
+  const { now, rules, identity } = prep.basis;
   return {
     id: x.testId,
     repo_id: repoId,
@@ -190,8 +113,8 @@ function newTestCase(
     parent: a.parent,
     classname: a.classname,
     file: a.file,
-    variant,
-    codeowners: owners,
+    variant: identity.variant,
+    codeowners: rules === undefined ? '[]' : prep.ownersOf(a.file),
     status: 'HEALTHY',
     status_reason: NEW_TEST_REASON,
     status_at: x.at,
@@ -211,106 +134,160 @@ function newTestCase(
   };
 }
 
-function ownersByTest(
-  attempts: readonly IdentifiedAttempt[],
-  rules: readonly CodeownersRule[],
-): Map<string, string> {
-  const owners = new Map<string, string>();
-  const byFile = new Map<string, string>();
-  for (const x of attempts) {
-    if (owners.has(x.testId)) continue;
-    const file = x.attempt.file ?? '';
-    let json = byFile.get(file);
-    if (json === undefined) {
-      json = JSON.stringify(file === '' ? [] : ownersFor(rules, file));
-      byFile.set(file, json);
-    }
-    owners.set(x.testId, json);
-  }
-  return owners;
-}
-
-/** What storeTestCases stored: the attempts with their final test ids, and the tests' rows. */
+/** What storeTests stored: the attempts as stored, and the tests' rows. */
 interface StoredTests {
-  readonly attempts: IdentifiedAttempt[];
+  /** Every attempt of the upload's files, in order (with its final test id). */
+  readonly attempts: readonly IdentifiedAttempt[];
   /** Each distinct test's row. */
   readonly rows: SeenTestCase[];
   /** Rows that are not rows of the known tests as they were (seen-cache.ts). */
   readonly rewritten: SeenTestCase[];
-  /** The row of each attempt's test, in the order of `attempts`. */
-  readonly rowOf: (SeenTestCase | undefined)[];
+  /** Failed and skipped attempts as rows (by test id), their failures' texts by hash, and passes. */
+  readonly results: NewResult[];
+  readonly texts: Map<string, string>;
+  readonly passes: PassEntry[];
 }
 
 /**
- * Stores the upload's tests (new ones inserted, known ones marked seen) and returns their rows with
- * the attempts' final ids. Test ids are unique across repositories, but a custom v5 id is used as is
+ * Stores the upload's tests and builds its attempts' rows, from its files' preparations: tests that
+ * were not known are looked up or inserted, known ones that this upload rewrote (seen again, new
+ * owners) are written. Test ids are unique across repositories, but a custom v5 id is used as is
  * (Trunk's recipe), so two repositories could send the same one. A test id already owned by another
  * repository is re-derived for this repository (deterministically, so later uploads agree) instead of
  * touching the other's test.
  */
-async function storeTestCases(
+async function storeTests(
   db: Queryable,
-  identified: IdentifiedAttempt[],
-  input: {
-    orgSlug: string;
-    repo: Repository;
-    variant: string;
-    now: number;
-    rules: CodeownersRule[] | undefined;
-    known: ReadonlyMap<string, SeenTestCase>;
-  },
+  files: readonly FilePrep[],
+  input: { prep: UploadPrep; repo: Repository; orgSlug: string; rows: RowContext },
 ): Promise<StoredTests> {
-  const store = async (attempts: readonly IdentifiedAttempt[]) => {
-    // Distinct tests in order of first appearance, and each attempt's place among them.
-    const at = new Map<string, number>();
-    const ids: string[] = [];
-    const firsts: IdentifiedAttempt[] = [];
-    const place = new Int32Array(attempts.length);
-    for (let i = 0; i < attempts.length; i++) {
-      const x = attempts[i] as IdentifiedAttempt;
-      let k = at.get(x.testId);
-      if (k === undefined) {
-        k = ids.length;
-        at.set(x.testId, k);
-        ids.push(x.testId);
-        firsts.push(x);
-      }
-      place[i] = k;
+  const { prep, repo } = input;
+  const { now, known } = prep.basis;
+  // Distinct tests: the rows of those known (and which of them this upload rewrote), and the first
+  // attempt of each of the others. One file (the usual upload) has them each once already.
+  let rows: SeenTestCase[];
+  let changed: SeenTestCase[];
+  const firstOf = new Map<string, IdentifiedAttempt>();
+  if (files.length === 1) {
+    const f = files[0] as FilePrep;
+    rows = [...f.known];
+    changed = f.changed;
+    for (const i of f.unknown.values()) {
+      const x = f.attempts[i] as IdentifiedAttempt;
+      firstOf.set(x.testId, x);
     }
-    const owners = input.rules === undefined ? undefined : ownersByTest(attempts, input.rules);
-    const upserted = await upsertTestCases(db, {
-      repoId: input.repo.id,
-      now: input.now,
+  } else {
+    // A known test's row is the same object in every file (UploadPrep.knownRow).
+    const once = new Set<SeenTestCase>();
+    for (const f of files) for (const row of f.known) once.add(row);
+    rows = [...once];
+    changed = [...new Set(files.flatMap((f) => f.changed))];
+    for (const f of files) {
+      for (const i of f.unknown.values()) {
+        const x = f.attempts[i] as IdentifiedAttempt;
+        if (!firstOf.has(x.testId)) firstOf.set(x.testId, x);
+      }
+    }
+  }
+  const rewritten = [...changed];
+  // Known tests this upload rewrote.
+  const stale: string[] = [];
+  const owners = new Map<string, string[]>();
+  for (const row of changed) {
+    const was = known.tests.get(row.id) as SeenTestCase;
+    if (row.last_seen_at !== was.last_seen_at) stale.push(row.id);
+    if (row.codeowners !== was.codeowners) {
+      const ids = owners.get(row.codeowners);
+      if (ids === undefined) owners.set(row.codeowners, [row.id]);
+      else ids.push(row.id);
+    }
+  }
+  await markSeen(db, now, stale);
+  await setOwners(db, owners);
+  // The others: looked up or inserted.
+  const stored = new Map<string, SeenTestCase>();
+  const upsert = async (first: ReadonlyMap<string, IdentifiedAttempt>) => {
+    const ids = [...first.keys()];
+    const attemptOf = (id: string) => first.get(id) as IdentifiedAttempt;
+    const { byIndex } = await upsertTestCases(db, {
+      repoId: repo.id,
+      now,
       ids,
-      build: (id) =>
-        newTestCase(
-          firsts[at.get(id) as number] as IdentifiedAttempt,
-          input.repo.id,
-          input.variant,
-          input.now,
-          owners?.get(id),
-        ),
-      owners,
-      known: input.known,
+      build: (id) => newTestCase(attemptOf(id), repo.id, prep),
+      owners: prep.basis.rules === undefined ? undefined : (id) => prep.ownersOf(attemptOf(id).attempt.file),
     });
-    const rowOf = Array.from(place, (k) => upserted.byIndex[k]);
-    return { ...upserted, ids, rowOf };
+    const foreign: string[] = [];
+    for (let k = 0; k < ids.length; k++) {
+      const row = byIndex[k];
+      if (row === undefined) foreign.push(ids[k] as string);
+      else {
+        stored.set(row.id, row);
+        rows.push(row);
+        rewritten.push(row);
+      }
+    }
+    return foreign;
   };
-  const first = await store(identified);
-  if (first.rows.length === first.ids.length)
-    return { attempts: identified, rows: first.rows, rewritten: first.rewritten, rowOf: first.rowOf };
-  const mine = new Set(first.rows.map((r) => r.id));
-  const local = (id: string) => uuidV5(`${input.orgSlug}#${repoFullName(input.repo)}#${id}`);
-  const attempts = identified.map((x) => (mine.has(x.testId) ? x : { ...x, testId: local(x.testId) }));
-  const second = await store(attempts.filter((x) => !mine.has(x.testId)));
-  // The second pass stored, in order, the attempts the first could not.
-  let next = 0;
-  const rowOf = first.rowOf.map((row) => row ?? second.rowOf[next++]);
+  const foreign = firstOf.size === 0 ? [] : await upsert(firstOf);
+  let attempts: IdentifiedAttempt[][] = files.map((f) => f.attempts);
+  if (foreign.length > 0) {
+    const local = new Map(
+      foreign.map((id) => [id, uuidV5(`${input.orgSlug}#${repoFullName(repo)}#${id}`)] as const),
+    );
+    attempts = attempts.map((list) =>
+      list.map((x) => {
+        const id = local.get(x.testId);
+        return id === undefined ? x : { ...x, testId: id };
+      }),
+    );
+    const localIds = new Set(local.values());
+    const byLocal = new Map<string, IdentifiedAttempt>();
+    for (const list of attempts)
+      for (const x of list) if (localIds.has(x.testId) && !byLocal.has(x.testId)) byLocal.set(x.testId, x);
+    const left = await upsert(byLocal);
+    if (left.length > 0) throw new Error(`tests ${left.join(', ')} of the upload could not be stored`);
+  }
+  // The attempts' rows: passes of tests known while preparing are there already.
+  const results: NewResult[] = [];
+  const texts = new Map<string, string>();
+  const passes: PassEntry[] = [];
+  const storedRow = (x: IdentifiedAttempt): SeenTestCase => {
+    const row = stored.get(x.testId);
+    if (row === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
+    return row;
+  };
+  for (let n = 0; n < files.length; n++) {
+    const f = files[n] as FilePrep;
+    const list = attempts[n] as IdentifiedAttempt[];
+    for (const p of f.passes) passes.push(p);
+    for (const i of f.unresolved) {
+      const x = list[i] as IdentifiedAttempt;
+      if (x.attempt.outcome !== 'passed') continue;
+      passes.push({
+        ordinal: storedRow(x).ordinal,
+        at: x.at,
+        retryIndex: x.attempt.retryIndex,
+        durationMs: duration(x.attempt),
+      });
+    }
+    for (const i of f.notPassed) {
+      const x = list[i] as IdentifiedAttempt;
+      const row = f.rowOf[i] ?? storedRow(x);
+      results.push(resultRow(x, row.quarantined === 1, input.rows));
+      if (x.failure !== null && !texts.has(x.failure.textHash))
+        texts.set(x.failure.textHash, failureText(x.attempt));
+    }
+  }
+  // By test too (a stable sort: a test's own attempts keep their order): every index of
+  // test_results leads with the test after the upload's constants, so they all grow in one sweep.
+  results.sort((a, b) => (a.test_case_id < b.test_case_id ? -1 : a.test_case_id > b.test_case_id ? 1 : 0));
   return {
-    attempts,
-    rows: [...first.rows, ...second.rows],
-    rewritten: [...first.rewritten, ...second.rewritten],
-    rowOf,
+    attempts: attempts.length === 1 ? (attempts[0] as IdentifiedAttempt[]) : attempts.flat(),
+    rows,
+    rewritten,
+    results,
+    texts,
+    passes,
   };
 }
 
@@ -370,6 +347,7 @@ async function previousUpload(
  * Stores an upload's parsed files and updates the health of every test it touched, in one
  * transaction: a crash leaves either the whole upload or none of it. Creates the repository on
  * its first upload. A repeated upload_key answers the first upload's result and stores nothing.
+ * `prep`: the files' preparation made while they were parsed (prepareUpload), used if it still holds.
  */
 export async function ingestUpload(
   ctx: AppContext,
@@ -377,13 +355,15 @@ export async function ingestUpload(
   meta: UploadMeta,
   files: readonly ParsedFile[],
   source: 'multipart' | 'bundle',
+  prep?: UploadPrep,
 ): Promise<UploadResult> {
   checkOrgSlug(caller, meta.org_url_slug);
   const earlier = await previousUpload(ctx.db, caller, meta);
   if (earlier !== undefined) return earlier;
-  const now = ctx.now();
+  const now = prep?.basis.now ?? ctx.now();
   const variant = meta.variant ?? '';
-  const rules = meta.codeowners === undefined ? undefined : parseCodeowners(meta.codeowners).rules;
+  const rules =
+    prep?.basis.rules ?? (meta.codeowners === undefined ? undefined : parseCodeowners(meta.codeowners).rules);
   const cache = seenTestsCache(ctx.db);
   let afterCommit = () => {};
   const answer = await ctx.db.transaction().execute(async (trx) => {
@@ -392,19 +372,24 @@ export async function ingestUpload(
     const again = await previousUpload(trx, caller, meta);
     if (again !== undefined) return again;
     const startVersion = await healthVersion(trx, repository.id);
-    const known = cache.lookup(repository.id, startVersion);
+    const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
+    // What was prepared while parsing, if it still holds; else the files are prepared now.
+    const usable = prep?.usableFor(repository.id, startVersion, identity) === true ? prep : undefined;
+    const using =
+      usable ??
+      new UploadPrep({
+        identity,
+        now,
+        rules,
+        repoId: repository.id,
+        version: startVersion,
+        known: cache.lookup(repository.id, startVersion),
+      });
+    const known = using.basis.known;
+    const prepared = files.map((f) => usable?.preparedOf(f) ?? using.prepareWhole(f));
     const uploadId = randomUUID();
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
     const stored = links[0] === undefined ? meta : { ...meta, branch: links[0].testBranch };
-    const identity = { orgSlug: caller.orgSlug, repoFullName: repoFullName(repository), variant };
-    const { attempts, rows, rewritten, rowOf } = await storeTestCases(trx, identify(files, identity, now), {
-      orgSlug: caller.orgSlug,
-      repo: repository,
-      variant,
-      now,
-      rules,
-      known: known.tests,
-    });
     // The upload row first: stored passes take their branch, commit and PR from it.
     await insertUpload(trx, {
       id: uploadId,
@@ -420,7 +405,13 @@ export async function ingestUpload(
       created_at: now,
       result: '{}',
     });
-    const toStore = attemptRows(attempts, rowOf, { repoId: repository.id, uploadId, meta: stored });
+    const toStore = await storeTests(trx, prepared, {
+      prep: using,
+      repo: repository,
+      orgSlug: caller.orgSlug,
+      rows: { repoId: repository.id, uploadId, meta: stored },
+    });
+    const { attempts, rows, rewritten } = toStore;
     await insertAttempts(trx, { id: uploadId, repoId: repository.id }, toStore);
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, {

@@ -9,6 +9,7 @@ import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { deriveFile, deriveInto, type FailureFacts, type IdentityContext, parseAndDerive } from './derive.ts';
 import type { AttemptBudget, ParsedFile } from './parse-file.ts';
 import { decodeAttempts, type EncodedAttempts } from './parsed-codec.ts';
+import type { FilePrep, UploadPrep } from './prepare.ts';
 
 /** Messages to a parser thread. */
 export type ToParser =
@@ -39,7 +40,8 @@ export type FromParser =
 /**
  * Parses one file and derives its attempts' failure facts and, when `identity` is given, their test
  * ids (derive.ts); what upload and bundle ingestion call. `budget`: the attempts the file's upload
- * may still hold (parse-file.ts `UploadAttempts`).
+ * may still hold (parse-file.ts `UploadAttempts`). With `prep` (made for `identity`), the attempts
+ * are also prepared for ingestion as they come (prepare.ts), and the file is attached to it.
  */
 export type ParseJunit = (
   name: string,
@@ -47,6 +49,7 @@ export type ParseJunit = (
   maxBytes: number,
   identity?: IdentityContext,
   budget?: AttemptBudget,
+  prep?: UploadPrep,
 ) => Promise<ParsedFile>;
 
 /**
@@ -57,12 +60,17 @@ export type ParseJunit = (
 const MAX_IN_FLIGHT = 32;
 const MAX_CHUNK = 256 * 1024;
 
+/** How a file's parse ended: the file (and its preparation, if any), or an error. */
+type Parsed = { file: ParsedFile; prep?: FilePrep | undefined } | { error: Error };
+
 interface Pending {
-  readonly done: (result: { file: ParsedFile } | { error: Error }) => void;
+  readonly done: (result: Parsed) => void;
   /** The attempts received so far, and what the request thread derived of them. */
   readonly attempts: JunitAttempt[];
   readonly derived: { failures: (FailureFacts | null)[]; testIds: string[] };
   readonly identity: IdentityContext | undefined;
+  /** Prepares the attempts for ingestion as they are derived (with an identity only). */
+  readonly prep: FilePrep | undefined;
   inFlight: number;
   /** Wakes the sender waiting for a chunk to be consumed. */
   wake: (() => void) | undefined;
@@ -109,7 +117,9 @@ class ParserThread {
     if (m.kind === 'attempts') {
       const attempts = decodeAttempts(m.batch);
       for (const a of attempts) p.attempts.push(a);
+      const from = p.derived.failures.length;
       deriveInto(p.derived, attempts, p.identity);
+      p.prep?.add(attempts, p.derived.testIds, p.derived.failures, from);
       return;
     }
     this.#forget(m.id);
@@ -124,15 +134,14 @@ class ParserThread {
     }
     const { failures, testIds } = p.derived;
     const identity = p.identity;
-    p.done({
-      file: {
-        name: m.name,
-        summary: m.summary,
-        attempts: p.attempts,
-        failures,
-        ...(identity === undefined ? {} : { ids: { identity, testIds } }),
-      },
-    });
+    const file: ParsedFile = {
+      name: m.name,
+      summary: m.summary,
+      attempts: p.attempts,
+      failures,
+      ...(identity === undefined ? {} : { ids: { identity, testIds } }),
+    };
+    p.done({ file, prep: p.prep });
   }
 
   #forget(id: number): void {
@@ -147,13 +156,15 @@ class ParserThread {
     maxBytes: number,
     identity: IdentityContext | undefined,
     budget: AttemptBudget | undefined,
+    prep: UploadPrep | undefined,
   ): Promise<ParsedFile> {
-    let settled: { file: ParsedFile } | { error: Error } | undefined;
-    const result = new Promise<{ file: ParsedFile } | { error: Error }>((resolve) => {
+    let settled: Parsed | undefined;
+    const result = new Promise<Parsed>((resolve) => {
       const pending: Pending = {
         attempts: [],
         derived: { failures: [], testIds: [] },
         identity,
+        prep: identity === undefined ? undefined : prep?.file(),
         inFlight: 0,
         wake: undefined,
         done: (r) => {
@@ -194,6 +205,7 @@ class ParserThread {
     if (settled === undefined) post({ kind: 'end', id });
     const r = await result;
     if ('error' in r) throw r.error;
+    if (r.prep !== undefined) prep?.attach(r.file, r.prep);
     return r.file;
   }
 }
@@ -212,9 +224,13 @@ export class ParserPool {
     this.#threads = new Array(threads).fill(undefined);
   }
 
-  readonly parse: ParseJunit = async (name, source, maxBytes, identity, budget) => {
-    if (this.#threads.length === 0) return parseAndDerive(name, source, maxBytes, identity, budget);
-    return this.#thread().parse(++this.#ids, name, source, maxBytes, identity, budget);
+  readonly parse: ParseJunit = async (name, source, maxBytes, identity, budget, prep) => {
+    if (this.#threads.length === 0) {
+      const file = await parseAndDerive(name, source, maxBytes, identity, budget);
+      if (identity !== undefined && prep !== undefined) prep.attach(file, prep.prepareWhole(file));
+      return file;
+    }
+    return this.#thread().parse(++this.#ids, name, source, maxBytes, identity, budget, prep);
   };
 
   /** Parser threads running now (started on first use, replaced after a failure). */

@@ -1,11 +1,11 @@
 import type { MultipartFile } from '@fastify/multipart';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import type { IdentityContext } from '../../../app/ingest/derive.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
-import { ingestUpload, likelyIdentity } from '../../../app/ingest/ingest.ts';
+import { ingestUpload, prepareUpload } from '../../../app/ingest/ingest.ts';
 import { type AttemptBudget, type ParsedFile, UploadAttempts } from '../../../app/ingest/parse-file.ts';
 import type { ParseJunit } from '../../../app/ingest/parser-pool.ts';
+import type { UploadPrep } from '../../../app/ingest/prepare.ts';
 import type { UploadResult } from '../../../app/ingest/result.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { validatorFor } from '../../meta.ts';
@@ -21,10 +21,17 @@ async function readFilePart(
   part: MultipartFile,
   parse: ParseJunit,
   maxBytes: number,
-  identity: IdentityContext | undefined,
+  prep: UploadPrep | undefined,
   budget: AttemptBudget,
 ): Promise<ParsedFile> {
-  const parsed = await parse(part.filename || 'junit.xml', part.file, maxBytes, identity, budget);
+  const parsed = await parse(
+    part.filename || 'junit.xml',
+    part.file,
+    maxBytes,
+    prep?.basis.identity,
+    budget,
+    prep,
+  );
   part.file.resume();
   if (part.file.truncated) {
     return {
@@ -79,8 +86,9 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
 
   async function receive(request: FastifyRequest): Promise<UploadResult> {
     let meta: Meta | undefined;
-    // Known once meta is (clients send it first): the parser then computes the test ids too.
-    let identity: IdentityContext | undefined;
+    // Made once meta is known (clients send it first): files are then prepared for ingestion while
+    // they are parsed (test ids, known tests: prepare.ts).
+    let prep: UploadPrep | undefined;
     const files: ParsedFile[] = [];
     const held = new UploadAttempts(ctx.config.maxUploadAttempts);
     try {
@@ -90,9 +98,9 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
             part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
           );
         } else if (part.type === 'file') {
-          if (meta !== undefined && identity === undefined)
-            identity = await likelyIdentity(ctx, callerOf(request), meta);
-          files.push(held.add(await readFilePart(part, parseJunit, maxBytes, identity, held.budget())));
+          if (meta !== undefined && prep === undefined)
+            prep = await prepareUpload(ctx, callerOf(request), meta);
+          files.push(held.add(await readFilePart(part, parseJunit, maxBytes, prep, held.budget())));
         }
       }
     } catch (error) {
@@ -114,6 +122,6 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
         'VALIDATION_FAILED',
         'The upload has no files: add one or more file parts named junit',
       );
-    return ingestUpload(ctx, callerOf(request), meta, files, 'multipart');
+    return ingestUpload(ctx, callerOf(request), meta, files, 'multipart', prep);
   }
 }

@@ -1,0 +1,229 @@
+// Preparing an upload's attempts while its files are parsed. The request thread derives each batch
+// of attempts a parser thread sends (test ids, failure facts: derive.ts) while the thread parses on;
+// here it also resolves each attempt against the tests the upload most likely knows (the seen cache
+// at the repository's health version when the upload began) and turns known tests' passes into the
+// entries that are stored. Ingestion (ingest.ts) then only has the rest to do in its transaction:
+// tests that were not known, the writes, health. A preparation is used only if the repository is
+// still at the version it was made at (no test row changed since), else ingestion prepares the
+// files again from their attempts, in its transaction, the same way.
+import { type CodeownersRule, ownersFor } from '../../domain/codeowners/index.ts';
+import type { JunitAttempt } from '../../domain/junit/index.ts';
+import type { PassEntry } from '../../store/pass-codec.ts';
+import { SEEN_PRECISION_MS, type SeenTestCase } from '../../store/test-cases.ts';
+import {
+  attemptTestId,
+  type FailureFacts,
+  failureFacts,
+  type IdentityContext,
+  sameIdentity,
+} from './derive.ts';
+import type { ParsedFile } from './parse-file.ts';
+import type { KnownTests } from './seen-cache.ts';
+
+/** One attempt with its test identity resolved. */
+export interface IdentifiedAttempt {
+  readonly testId: string;
+  readonly attempt: JunitAttempt;
+  readonly at: number;
+  /** Its failure's fingerprint and summary (null unless it failed). */
+  readonly failure: FailureFacts | null;
+}
+
+/** Attempt timestamps more than 30 days old or over an hour ahead are runner defaults: use the upload time. */
+const OLDEST_PLAUSIBLE_MS = 30 * 24 * 3_600_000;
+const FUTURE_SLACK_MS = 3_600_000;
+
+function attemptTime(attempt: JunitAttempt, now: number): number {
+  const t = attempt.timestamp;
+  return t !== null && t >= now - OLDEST_PLAUSIBLE_MS && t <= now + FUTURE_SLACK_MS ? t : now;
+}
+
+export function duration(a: JunitAttempt): number | null {
+  return a.durationMs === null ? null : Math.round(a.durationMs);
+}
+
+/** What a preparation is made against. */
+export interface PrepBasis {
+  readonly identity: IdentityContext;
+  /** The upload's time: tests first or last seen, attempts without a plausible timestamp. */
+  readonly now: number;
+  /** The upload's CODEOWNERS rules (undefined: it sent none, owners stay as they are). */
+  readonly rules: readonly CodeownersRule[] | undefined;
+  /** The repository the known tests are of (undefined: not stored yet), and its health version. */
+  readonly repoId: string | undefined;
+  readonly version: number;
+  readonly known: KnownTests;
+}
+
+/** One upload's preparation: its files' (FilePrep), and what they share. */
+export class UploadPrep {
+  readonly #ownersByFile = new Map<string, string>();
+  /** Known tests' rows as this upload leaves them, where that differs (seen again, new owners). */
+  readonly #changed = new Map<string, SeenTestCase>();
+  readonly #files = new WeakMap<ParsedFile, FilePrep>();
+  /** Attempts resolved to a known test's row (0: the preparation holds nothing version-bound). */
+  resolved = 0;
+
+  constructor(readonly basis: PrepBasis) {}
+
+  /** Starts preparing one file (its attempts are added as they are parsed). */
+  file(): FilePrep {
+    return new FilePrep(this);
+  }
+
+  /** Records that `prep` prepared `file` (which parsed fine). */
+  attach(file: ParsedFile, prep: FilePrep): void {
+    this.#files.set(file, prep);
+  }
+
+  /** The preparation of `file`, if it was prepared while it was parsed. */
+  preparedOf(file: ParsedFile): FilePrep | undefined {
+    return this.#files.get(file);
+  }
+
+  /**
+   * Whether ingestion, having locked the repository `repoId` at `version`, may use what was prepared:
+   * same identity, and known rows only if no test row has changed since they were read.
+   */
+  usableFor(repoId: string, version: number, identity: IdentityContext): boolean {
+    if (!sameIdentity(this.basis.identity, identity)) return false;
+    return this.resolved === 0 || (this.basis.repoId === repoId && this.basis.version === version);
+  }
+
+  /** Owners (JSON) of a test in `file` by the upload's CODEOWNERS. */
+  ownersOf(file: string | null): string {
+    const rules = this.basis.rules ?? [];
+    const key = file ?? '';
+    let json = this.#ownersByFile.get(key);
+    if (json === undefined) {
+      json = JSON.stringify(key === '' ? [] : ownersFor(rules, key));
+      this.#ownersByFile.set(key, json);
+    }
+    return json;
+  }
+
+  /** Whether this upload rewrites any known test's row (seen again, new owners). */
+  rewrites(): boolean {
+    return this.#changed.size > 0;
+  }
+
+  /** A known test's row as this upload leaves it (seen now, its owners), or undefined if not known. */
+  knownRow(testId: string, file: string | null): SeenTestCase | undefined {
+    const found = this.basis.known.tests.get(testId);
+    if (found === undefined) return undefined;
+    if (this.#changed.size > 0) {
+      const changed = this.#changed.get(testId);
+      if (changed !== undefined) return changed;
+    }
+    let row = found;
+    const { now } = this.basis;
+    // Moved forward only when over an hour old: a row write per test per upload otherwise.
+    if (row.last_seen_at < now - SEEN_PRECISION_MS) row = { ...row, last_seen_at: now };
+    if (this.basis.rules !== undefined) {
+      const owners = this.ownersOf(file);
+      if (owners !== row.codeowners) row = { ...row, codeowners: owners };
+    }
+    // Rows are shared (with the cache): a change makes a new one.
+    if (row !== found) this.#changed.set(testId, row);
+    return row;
+  }
+
+  /** Prepares a parsed file all at once (one that was not prepared while it was parsed). */
+  prepareWhole(file: ParsedFile): FilePrep {
+    const prep = this.file();
+    const { identity } = this.basis;
+    const n = file.attempts.length;
+    const ids =
+      file.ids !== undefined && sameIdentity(file.ids.identity, identity)
+        ? file.ids.testIds
+        : file.attempts.map((a) => attemptTestId(identity, a));
+    const failures = file.failures ?? file.attempts.map((a, k) => failureFacts(a, ids[k]));
+    if (n > 0) prep.add(file.attempts, ids, failures, 0);
+    return prep;
+  }
+}
+
+/** A set of test ordinals (dense per repository): a bit each. */
+class OrdinalSet {
+  #bits = new Uint8Array(1024);
+
+  /** Adds `n`; false if it was there already. */
+  add(n: number): boolean {
+    const byte = n >> 3;
+    if (byte >= this.#bits.length) {
+      const grown = new Uint8Array(Math.max(byte + 1, this.#bits.length * 2));
+      grown.set(this.#bits);
+      this.#bits = grown;
+    }
+    const bit = 1 << (n & 7);
+    const had = (this.#bits[byte] as number) & bit;
+    this.#bits[byte] = (this.#bits[byte] as number) | bit;
+    return had === 0;
+  }
+}
+
+/** One file's attempts, identified and resolved against the known tests as far as they could be. */
+export class FilePrep {
+  readonly attempts: IdentifiedAttempt[] = [];
+  /** The row of each attempt's test, where it was known (undefined: stored or looked up later). */
+  readonly rowOf: (SeenTestCase | undefined)[] = [];
+  /** The rows of the file's known tests, each once; `changed`: those this upload rewrote. */
+  readonly known: SeenTestCase[] = [];
+  readonly changed: SeenTestCase[] = [];
+  /** Known tests' ordinals among `known`. */
+  readonly #knownOrdinals = new OrdinalSet();
+  /** Each test that was not known: the index of its first attempt. */
+  readonly unknown = new Map<string, number>();
+  /** Passes of attempts whose test was known. */
+  readonly passes: PassEntry[] = [];
+  /** Indexes of the attempts that did not pass (stored as result rows). */
+  readonly notPassed: number[] = [];
+  /** Indexes of the attempts whose test was not known. */
+  readonly unresolved: number[] = [];
+
+  constructor(private readonly upload: UploadPrep) {}
+
+  /**
+   * Adds attempts in file order; `testIds[from + k]` and `failures[from + k]` are attempt k's (the
+   * arrays the derivation appends to).
+   */
+  add(
+    attempts: readonly JunitAttempt[],
+    testIds: readonly string[],
+    failures: readonly (FailureFacts | null)[],
+    from: number,
+  ): void {
+    const upload = this.upload;
+    const { now, known } = upload.basis;
+    let resolved = 0;
+    for (let k = 0; k < attempts.length; k++) {
+      const attempt = attempts[k] as JunitAttempt;
+      const testId = testIds[from + k] as string;
+      const at = attemptTime(attempt, now);
+      const i = this.attempts.length;
+      this.attempts.push({ testId, attempt, at, failure: failures[from + k] ?? null });
+      // A known test's row is the same object for each of its attempts (knownRow).
+      const row = upload.knownRow(testId, attempt.file);
+      this.rowOf.push(row);
+      if (row === undefined) {
+        this.unresolved.push(i);
+        if (!this.unknown.has(testId)) this.unknown.set(testId, i);
+      } else {
+        resolved++;
+        if (this.#knownOrdinals.add(row.ordinal)) {
+          this.known.push(row);
+          if (upload.rewrites() && row !== known.tests.get(testId)) this.changed.push(row);
+        }
+      }
+      if (attempt.outcome !== 'passed') this.notPassed.push(i);
+      else if (row !== undefined)
+        this.passes.push({
+          ordinal: row.ordinal,
+          at,
+          retryIndex: attempt.retryIndex,
+          durationMs: duration(attempt),
+        });
+    }
+    upload.resolved += resolved;
+  }
+}

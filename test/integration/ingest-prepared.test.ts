@@ -1,0 +1,139 @@
+// An upload's attempts are prepared for storing while its files are parsed (src/app/ingest/prepare.ts),
+// against what the server knew of the repository's tests when the upload began. What a user changes
+// meanwhile must still decide the upload: a preparation made before the change is not used. And an
+// upload of several files (a test in more than one of them, a file refused) stores each test once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext, Caller } from '../../src/app/context.ts';
+import { ingestUpload, prepareUpload, type UploadMeta } from '../../src/app/ingest/ingest.ts';
+import { ParserPool } from '../../src/app/ingest/parser-pool.ts';
+import { findOrgBySlug } from '../../src/store/orgs.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { junit, junitXml, upload } from '../support/upload.ts';
+
+const pool = new ParserPool(1);
+afterAll(() => pool.close());
+
+async function* bytesOf(text: string): AsyncGenerator<Uint8Array> {
+  yield Buffer.from(text);
+}
+
+describe('an upload prepared while it is parsed', () => {
+  let t: TestApp;
+  let token: string;
+  let ctx: AppContext;
+  let caller: Caller;
+  const scope = { repo: REPO, org_url_slug: 'acme' };
+  const suite = (failing: string[]) =>
+    junitXml(
+      ['test_a', 'test_b', 'test_c'].map((name) => ({
+        name,
+        fail: failing.includes(name) ? 'AssertionError: boom' : false,
+      })),
+    );
+  const idOf = async (name: string) =>
+    (
+      await t.db.database.db
+        .selectFrom('test_cases')
+        .select('id')
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow()
+    ).id;
+  const meta = (sha: string): UploadMeta => ({
+    repo: { ...REPO },
+    org_url_slug: 'acme',
+    branch: 'main',
+    commit_sha: sha,
+  });
+  /** An upload as the route makes it: prepared once meta is known, its file parsed and prepared. */
+  const prepared = async (sha: string, xml: string) => {
+    const m = meta(sha);
+    const prep = await prepareUpload(ctx, caller, m);
+    const file = await pool.parse('r.xml', bytesOf(xml), 1 << 20, prep.basis.identity, undefined, prep);
+    return { m, prep, files: [file] };
+  };
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    token = await t.token('acme');
+    const org = await findOrgBySlug(t.db.database.db, 'acme');
+    if (org === undefined) throw new Error('no organization acme');
+    ctx = { db: t.db.database.db, config: t.config, now: () => Date.now() };
+    caller = { tokenId: 'test', tokenName: 'test', orgId: org.id, orgSlug: 'acme' };
+    for (const sha of ['a1', 'a2']) {
+      const res = await upload(t, token, [{ name: 'r.xml', content: suite([]) }], { sha });
+      expect(res.statusCode).toBe(200);
+    }
+  });
+  afterAll(() => t.close());
+
+  it('stores what was prepared when nothing changed meanwhile', async () => {
+    const { m, prep, files } = await prepared('b1', suite(['test_c']));
+    const result = await ingestUpload(ctx, caller, m, files, 'multipart', prep);
+    expect(result.counts).toMatchObject({ test_cases: 3, attempts: 3, failures: 1 });
+    expect(result.failed_tests).toEqual([expect.objectContaining({ name: 'test_c', quarantined: false })]);
+    const stored = await t.db.database.db
+      .selectFrom('test_results')
+      .select(['test_case_id', 'outcome'])
+      .where('upload_id', '=', result.upload_id)
+      .execute();
+    expect(stored).toEqual([{ test_case_id: await idOf('test_c'), outcome: 'failed' }]);
+  });
+
+  it('a quarantine override set while the upload was parsed decides its answer and stored failure', async () => {
+    const { m, prep, files } = await prepared('b2', suite(['test_b']));
+    const override = await t.post(
+      '/v1/flaky-tests/set-quarantine-override',
+      { ...scope, test_id: await idOf('test_b'), setting: 'ALWAYS_QUARANTINE' },
+      token,
+    );
+    expect(override.statusCode).toBe(200);
+    const result = await ingestUpload(ctx, caller, m, files, 'multipart', prep);
+    expect(result.failed_tests).toEqual([expect.objectContaining({ name: 'test_b', quarantined: true })]);
+    expect(result.all_failures_quarantined).toBe(true);
+    const stored = await t.db.database.db
+      .selectFrom('test_results')
+      .select(['outcome', 'quarantined'])
+      .where('upload_id', '=', result.upload_id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ outcome: 'failed', quarantined: 1 });
+  });
+
+  it('stores each test once when several files of one upload hold it, and nothing of a refused file', async () => {
+    const first = junitXml([{ name: 'test_a' }, { name: 'test_new' }]);
+    const second = junitXml([
+      { name: 'test_a', fail: 'AssertionError: again' },
+      { name: 'test_c' },
+      { name: 'test_new' },
+    ]);
+    const res = await upload(
+      t,
+      token,
+      [
+        { name: 'one.xml', content: first },
+        { name: 'broken.xml', content: junit('18-web-test-runner-template-MALFORMED.xml') },
+        { name: 'two.xml', content: second },
+      ],
+      { sha: 'b3' },
+    );
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.counts).toMatchObject({ files: 3, test_cases: 3, attempts: 5, failures: 1 });
+    expect(body.files.map((f: { ok: boolean }) => f.ok)).toEqual([true, false, true]);
+    expect(body.failed_tests).toEqual([expect.objectContaining({ name: 'test_a' })]);
+    const tests = await t.db.database.db
+      .selectFrom('test_cases')
+      .select('name')
+      .where('name', 'like', 'test_%')
+      .orderBy('name')
+      .execute();
+    expect(tests.map((r) => r.name)).toEqual(['test_a', 'test_b', 'test_c', 'test_new']);
+    // test_a: four passes before, and a pass (one.xml) and a failure (two.xml) now.
+    const details = await t.post(
+      '/v1/flaky-tests/get-test-details',
+      { ...scope, test_id: await idOf('test_a') },
+      token,
+    );
+    expect(details.statusCode).toBe(200);
+    expect(details.json().test.failure_rate_last_7d).toBeCloseTo(1 / 6, 6);
+  });
+});
