@@ -114,7 +114,7 @@ export interface TestCasesTable {
   ticket_url: string | null;
   first_seen_at: number;
   last_seen_at: number;
-  /** Distinct PRs with a failure in the 7 days before rollup_at (kept for unhealthy tests). */
+  /** Distinct PRs with a failure in the 7 days before the test's last evaluation (kept for unhealthy tests); rollup_at: when it last changed. */
   prs_impacted_7d: number;
   rollup_at: number;
 }

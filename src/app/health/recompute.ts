@@ -172,9 +172,13 @@ export async function recomputeTests(
     outcome.quarantined.set(row.id, quarantine.quarantined);
   }
   const prs = await prsImpacted(db, unhealthy, now - 7 * DAY_MS);
+  const rowOf = new Map(rows.map((r) => [r.id, r]));
   for (const id of unhealthy) {
+    const count = prs.get(id) ?? 0;
+    // Written only when it changed (an unhealthy test failing upload after upload keeps its row).
+    if (count === rowOf.get(id)?.prs_impacted_7d) continue;
     const patch = patches.get(id) ?? {};
-    Object.assign(patch, { prs_impacted_7d: prs.get(id) ?? 0, rollup_at: now });
+    Object.assign(patch, { prs_impacted_7d: count, rollup_at: now });
     patches.set(id, patch);
   }
   const updates: { id: string; patch: Patch }[] = [];

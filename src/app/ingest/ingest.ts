@@ -29,7 +29,7 @@ import { runsForUpload } from '../queue/run-links.ts';
 import { checkOrgSlug, ensureRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
 import { failureText } from './derive.ts';
 import type { ParsedFile } from './parse-file.ts';
-import { duration, type FilePrep, type IdentifiedAttempt, UploadPrep } from './prepare.ts';
+import { duration, type FilePrep, type IdentifiedAttempt, isWatched, UploadPrep } from './prepare.ts';
 import { buildResult, type UploadResult } from './result.ts';
 import { type KnownTests, seenTestsCache, withSeen } from './seen-cache.ts';
 
@@ -142,6 +142,9 @@ interface StoredTests {
   readonly rows: SeenTestCase[];
   /** Rows that are not rows of the known tests as they were (seen-cache.ts). */
   readonly rewritten: SeenTestCase[];
+  /** Rows of the tests that failed in this upload, and of the watched ones (prepare.ts isWatched). */
+  readonly failing: SeenTestCase[];
+  readonly watched: SeenTestCase[];
   /** Failed and skipped attempts as rows (by test id), their failures' texts by hash, and passes. */
   readonly results: NewResult[];
   readonly texts: Map<string, string>;
@@ -168,10 +171,12 @@ async function storeTests(
   let rows: SeenTestCase[];
   let changed: SeenTestCase[];
   const firstOf = new Map<string, IdentifiedAttempt>();
+  let watched: SeenTestCase[];
   if (files.length === 1) {
     const f = files[0] as FilePrep;
     rows = [...f.known];
     changed = f.changed;
+    watched = [...f.watched];
     for (const i of f.unknown.values()) {
       const x = f.attempts[i] as IdentifiedAttempt;
       firstOf.set(x.testId, x);
@@ -182,6 +187,7 @@ async function storeTests(
     for (const f of files) for (const row of f.known) once.add(row);
     rows = [...once];
     changed = [...new Set(files.flatMap((f) => f.changed))];
+    watched = [...new Set(files.flatMap((f) => f.watched))];
     for (const f of files) {
       for (const i of f.unknown.values()) {
         const x = f.attempts[i] as IdentifiedAttempt;
@@ -224,6 +230,7 @@ async function storeTests(
         stored.set(row.id, row);
         rows.push(row);
         rewritten.push(row);
+        if (isWatched(row)) watched.push(row);
       }
     }
     return foreign;
@@ -251,6 +258,7 @@ async function storeTests(
   const results: NewResult[] = [];
   const texts = new Map<string, string>();
   const passes: PassEntry[] = [];
+  const failing = new Map<string, SeenTestCase>();
   const storedRow = (x: IdentifiedAttempt): SeenTestCase => {
     const row = stored.get(x.testId);
     if (row === undefined) throw new Error(`test ${x.testId} of the upload was not stored`);
@@ -274,6 +282,7 @@ async function storeTests(
       const x = list[i] as IdentifiedAttempt;
       const row = f.rowOf[i] ?? storedRow(x);
       results.push(resultRow(x, row.quarantined === 1, input.rows));
+      if (x.attempt.outcome === 'failed') failing.set(row.id, row);
       if (x.failure !== null && !texts.has(x.failure.textHash))
         texts.set(x.failure.textHash, failureText(x.attempt));
     }
@@ -285,6 +294,8 @@ async function storeTests(
     attempts: attempts.length === 1 ? (attempts[0] as IdentifiedAttempt[]) : attempts.flat(),
     rows,
     rewritten,
+    failing: [...failing.values()],
+    watched,
     results,
     texts,
     passes,
@@ -293,15 +304,15 @@ async function storeTests(
 
 /**
  * The tests of an upload whose health can change: those that failed in it or failed on its commit
- * before (pass-on-retry across jobs), and those with an active monitor or a flag. A healthy test that
- * only passed keeps its status (passes never activate a monitor, unless a 0-threshold one exists), so
- * the usual upload, mostly passes, re-evaluates a few tests instead of all of them.
+ * before (pass-on-retry across jobs), and the watched ones (an active monitor, a flag, unhealthy). A
+ * healthy test that only passed keeps its status (passes never activate a monitor, unless a
+ * 0-threshold one exists), so the usual upload, mostly passes, re-evaluates a few tests instead of
+ * all of them.
  */
 async function testsToEvaluate(
   db: Queryable,
   repoId: string,
-  rows: readonly SeenTestCase[],
-  attempts: readonly IdentifiedAttempt[],
+  stored: StoredTests,
   options: {
     commitSha: string;
     settings: HealthSettings;
@@ -321,15 +332,13 @@ async function testsToEvaluate(
     if (missing.length > 0) for (const row of await findTestCases(db, repoId, missing)) out.push(row);
     return out;
   };
-  if (passesCanActivate(options.settings.policy)) return full(rows);
-  const failed = await testsFailedOnCommits(db, repoId, [options.commitSha]);
-  for (const x of attempts) if (x.attempt.outcome === 'failed') failed.add(x.testId);
-  return full(
-    rows.filter(
-      (r) =>
-        failed.has(r.id) || r.has_active_monitor === 1 || r.manual_flag !== null || r.status !== 'HEALTHY',
-    ),
-  );
+  if (passesCanActivate(options.settings.policy)) return full(stored.rows);
+  const chosen = new Map<string, SeenTestCase>();
+  for (const r of stored.failing) chosen.set(r.id, r);
+  for (const r of stored.watched) chosen.set(r.id, r);
+  const before = await testsFailedOnCommits(db, repoId, [options.commitSha]);
+  if (before.size > 0) for (const r of stored.rows) if (before.has(r.id)) chosen.set(r.id, r);
+  return full([...chosen.values()]);
 }
 
 async function previousUpload(
@@ -414,7 +423,7 @@ export async function ingestUpload(
     const { attempts, rows, rewritten } = toStore;
     await insertAttempts(trx, { id: uploadId, repoId: repository.id }, toStore);
     const settings = await loadHealthSettings(trx, repository.id);
-    const evaluate = await testsToEvaluate(trx, repository.id, rows, attempts, {
+    const evaluate = await testsToEvaluate(trx, repository.id, toStore, {
       commitSha: meta.commit_sha,
       settings,
       cached: known.full,

@@ -143,6 +143,15 @@ export class UploadPrep {
   }
 }
 
+/**
+ * A test whose health an upload re-evaluates even if it only passed: one with an active monitor, a
+ * manual flag, or not healthy. A healthy test that only passed keeps its status (passes never activate
+ * a monitor, unless a 0-threshold one exists).
+ */
+export function isWatched(row: SeenTestCase): boolean {
+  return row.has_active_monitor === 1 || row.manual_flag !== null || row.status !== 'HEALTHY';
+}
+
 /** A set of test ordinals (dense per repository): a bit each. */
 class OrdinalSet {
   #bits = new Uint8Array(1024);
@@ -170,6 +179,8 @@ export class FilePrep {
   /** The rows of the file's known tests, each once; `changed`: those this upload rewrote. */
   readonly known: SeenTestCase[] = [];
   readonly changed: SeenTestCase[] = [];
+  /** Known tests whose health can change without a failure (watched: see `isWatched`). */
+  readonly watched: SeenTestCase[] = [];
   /** Known tests' ordinals among `known`. */
   readonly #knownOrdinals = new OrdinalSet();
   /** Each test that was not known: the index of its first attempt. */
@@ -213,6 +224,7 @@ export class FilePrep {
         if (this.#knownOrdinals.add(row.ordinal)) {
           this.known.push(row);
           if (upload.rewrites() && row !== known.tests.get(testId)) this.changed.push(row);
+          if (isWatched(row)) this.watched.push(row);
         }
       }
       if (attempt.outcome !== 'passed') this.notPassed.push(i);
