@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import {
+  type AttemptWriter,
   createJunitParser,
   DEFAULT_JUNIT_LIMITS,
   type JunitAttempt,
@@ -95,9 +96,10 @@ export async function parseJunitFile(
   budget?: AttemptBudget,
   /**
    * Receives the attempts in batches as they are parsed instead of the result's `attempts` (then
-   * empty); like the parser's, they count only if the returned summary is ok.
+   * empty), or one at a time (an AttemptWriter: JunitParserOptions' `writer`); like the parser's,
+   * they count only if the returned summary is ok.
    */
-  sink?: (batch: JunitAttempt[]) => void,
+  sink?: ((batch: JunitAttempt[]) => void) | AttemptWriter,
   /** For a sink that copies each batch out at once (parse-worker.ts): JunitParserOptions'. */
   stream?: { batchSize: number; keepSlices: boolean },
 ): Promise<ParsedFile> {
@@ -106,10 +108,12 @@ export async function parseJunitFile(
   const parser = createJunitParser({
     ...stream,
     onAttempts:
-      sink ??
-      ((batch) => {
-        for (const attempt of batch) attempts.push(attempt);
-      }),
+      typeof sink === 'function'
+        ? sink
+        : (batch) => {
+            for (const attempt of batch) attempts.push(attempt);
+          },
+    ...(typeof sink === 'object' ? { writer: sink } : {}),
     ...(binding
       ? {
           limits: { maxAttempts: budget.left },

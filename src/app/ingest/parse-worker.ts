@@ -2,17 +2,19 @@
 // while they are parsed, then the file's summary. Several files may be in progress at once (one per
 // upload part being read); each has its own parser.
 import { parentPort } from 'node:worker_threads';
-import type { JunitAttempt } from '../../domain/junit/index.ts';
+import type { AttemptWriter } from '../../domain/junit/index.ts';
 import { parseJunitFile } from './parse-file.ts';
-import { encodeAttempts } from './parsed-codec.ts';
+import { AttemptEncoder, transferList } from './parsed-codec.ts';
 import type { FromParser, ToParser } from './parser-pool.ts';
 
 /**
  * Attempts per batch sent to the request thread. It derives each batch's test ids and failure facts
  * while this thread parses on, and this thread never holds a whole file's attempts (less to collect).
- * Each batch is encoded (its strings copied) as soon as the parser delivers it, so the parser keeps
- * slices of its input in the attempts instead of copying every name and failure text (~5% of a
- * parse); it delivers a batch at least every SLICE_SPAN_CHARS of input, which bounds what they hold.
+ * Each attempt is encoded (its strings copied) as soon as the parser has it (an AttemptWriter: no
+ * attempt objects or batch arrays pile up for the garbage collector), so the parser keeps slices
+ * of its input in the attempts instead of copying every name and failure text (~5% of a parse); it
+ * ends a batch at least every SLICE_SPAN_CHARS of input, which bounds the slices the encoder holds
+ * (strings with characters above U+00FF, kept until the batch is sent).
  */
 const BATCH = 8192;
 
@@ -62,12 +64,13 @@ port.on('message', (message: ToParser) => {
     const { id } = message;
     const queue = new ChunkQueue(() => send({ kind: 'consumed', id }));
     files.set(id, queue);
-    const sendBatch = (attempts: JunitAttempt[]) => {
-      const batch = encodeAttempts(attempts);
-      send({ kind: 'attempts', id, batch }, [
-        batch.ints.buffer as ArrayBuffer,
-        batch.nums.buffer as ArrayBuffer,
-      ]);
+    const encoder = new AttemptEncoder();
+    const sendBatch: AttemptWriter = {
+      add: (attempt) => encoder.add(attempt),
+      flush: () => {
+        const batch = encoder.take();
+        send({ kind: 'attempts', id, batch }, transferList(batch));
+      },
     };
     // Batches are provisional: a file rejected later is discarded by the request thread as a whole.
     parseJunitFile(message.name, queue, message.maxBytes, message.budget, sendBatch, {

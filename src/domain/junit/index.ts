@@ -2,6 +2,7 @@ export { createJunitParser } from './parser.ts';
 export type {
   AttemptOutcome,
   AttemptSource,
+  AttemptWriter,
   JunitAttempt,
   JunitCounts,
   JunitFileSummary,

@@ -12,6 +12,7 @@ import type { Position, ProblemList } from './problems.ts';
 import { createProblemList, JunitFileError } from './problems.ts';
 import { createRetryCounter } from './retry-counter.ts';
 import type {
+  AttemptWriter,
   JunitAttempt,
   JunitCounts,
   JunitFileSummary,
@@ -38,9 +39,14 @@ class StreamingJunitParser implements JunitParser {
   private readonly counts: JunitCounts = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };
   private readonly retries = createRetryCounter();
   private readonly bytes = createByteDecoder();
+  /** The text of the chunk being written, as the byte decoder hands it out. */
+  private readonly pieces: string[] = [];
   private readonly xml: XmlScanner;
   private readonly walker: DocumentWalker;
   private batch: JunitAttempt[] = [];
+  private readonly writer: AttemptWriter | undefined;
+  /** Attempts handed to `writer` since its last flush. */
+  private pending = 0;
   private failed = false;
   private summary: JunitFileSummary | null = null;
   private started = false;
@@ -55,6 +61,7 @@ class StreamingJunitParser implements JunitParser {
   constructor(private readonly options: JunitParserOptions) {
     this.limits = { ...DEFAULT_JUNIT_LIMITS, ...options.limits };
     this.batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
+    this.writer = options.writer;
     this.problems = createProblemList(this.limits.maxWarnings);
     this.walker = new DocumentWalker({
       limits: this.limits,
@@ -69,8 +76,16 @@ class StreamingJunitParser implements JunitParser {
   write(chunk: string | Uint8Array): void {
     if (this.summary !== null) throw new Error('JunitParser.write() called after close()');
     if (this.failed) return;
-    const text = typeof chunk === 'string' ? chunk : this.bytes.decode(chunk);
-    this.guard(() => this.feed(text));
+    if (typeof chunk === 'string') this.guard(() => this.feed(chunk));
+    else {
+      const pieces = this.pieces;
+      try {
+        const controls = this.bytes.decode(chunk, pieces);
+        this.guard(() => this.feedPieces(pieces, controls));
+      } finally {
+        pieces.length = 0;
+      }
+    }
     if (
       this.options.keepSlices === true &&
       this.fedChars - this.flushedAt >= SLICE_SPAN_CHARS &&
@@ -123,19 +138,42 @@ class StreamingJunitParser implements JunitParser {
       if (!(fileError instanceof JunitFileError)) throw error;
       this.failed = true;
       this.batch = [];
+      this.pending = 0;
       this.problems.error(fileError.message, fileError.position);
     }
   }
 
   private feed(text: string): void {
     if (text === '') return;
+    this.scan(text, true);
+    if (!this.walker.rootSeen) this.checkProlog(text.length);
+  }
+
+  /**
+   * The text of one chunk of bytes, in pieces (see decode.ts): as `feed` of the pieces joined.
+   * `controls`: whether they may hold control characters (if not, none is looked for).
+   */
+  private feedPieces(pieces: string[], controls: boolean): void {
+    let length = 0;
+    for (const text of pieces) {
+      if (text === '') continue;
+      length += text.length;
+      this.scan(text, controls);
+    }
+    if (length > 0 && !this.walker.rootSeen) this.checkProlog(length);
+  }
+
+  private scan(text: string, controls: boolean): void {
     if (!this.started) this.checkStart(text);
     if (!this.sawContent) this.sawContent = /\S/.test(text);
-    const cleaned = replaceControlChars(text);
-    this.replacedChars += cleaned.replaced;
-    this.fedChars += cleaned.text.length;
-    this.xml.write(cleaned.text);
-    if (!this.walker.rootSeen) this.checkProlog(text.length);
+    let cleaned = text;
+    if (controls) {
+      const replaced = replaceControlChars(text);
+      this.replacedChars += replaced.replaced;
+      cleaned = replaced.text;
+    }
+    this.fedChars += cleaned.length;
+    this.xml.write(cleaned);
   }
 
   private checkStart(text: string): void {
@@ -176,6 +214,11 @@ class StreamingJunitParser implements JunitParser {
     }
     attempt.retryIndex = this.retries.next(attempt);
     this.count(attempt);
+    if (this.writer !== undefined) {
+      this.writer.add(attempt);
+      if (++this.pending >= this.batchSize) this.flush();
+      return;
+    }
     this.batch.push(attempt);
     if (this.batch.length >= this.batchSize) this.flush();
   }
@@ -189,6 +232,12 @@ class StreamingJunitParser implements JunitParser {
 
   private flush(): void {
     this.flushedAt = this.fedChars;
+    if (this.writer !== undefined) {
+      if (this.pending === 0) return;
+      this.pending = 0;
+      this.writer.flush();
+      return;
+    }
     if (this.batch.length === 0) return;
     const batch = this.batch;
     this.batch = [];

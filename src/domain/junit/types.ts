@@ -117,9 +117,29 @@ export const DEFAULT_JUNIT_LIMITS: Readonly<JunitLimits> = {
   maxWarnings: 100,
 };
 
+/**
+ * Takes the attempts one at a time as they are parsed, for a caller that copies them out at once
+ * (parse-worker.ts encodes them for another thread): no batch arrays, and no attempt outlives its
+ * own testcase.
+ */
+export interface AttemptWriter {
+  /**
+   * The next attempt, in file order. The object is only lent: it may be reused for the next
+   * attempt, so the writer copies what it keeps before returning.
+   */
+  add(attempt: Readonly<JunitAttempt>): void;
+  /** Ends a batch (the attempts added since the last `flush`, at least one), where `onAttempts` would get one. */
+  flush(): void;
+}
+
 export interface JunitParserOptions {
   /** Receives attempts in file order, in batches of at most `batchSize`. Provisional until close() says ok. */
   onAttempts(batch: JunitAttempt[]): void;
+  /**
+   * When given, attempts go to this writer instead of `onAttempts` (then never called), with the
+   * same batches and the same contract: provisional until close() says ok, nothing after an error.
+   */
+  writer?: AttemptWriter;
   /** Attempts per batch; default 1,000. */
   batchSize?: number;
   limits?: Partial<JunitLimits>;

@@ -310,8 +310,9 @@ export class XmlScanner {
     if (this.mode !== TEXT || this.i < this.buf.length) this.failAt('unexpected end.', this.endOffset());
   }
 
+  /** The end of the data, as an index in `buf` (what `failAt` takes). */
   private endOffset(): number {
-    return this.base + this.buf.length;
+    return this.buf.length;
   }
 
   // ---- text -------------------------------------------------------------------------------
