@@ -524,7 +524,7 @@ async function createSeedTables(db: SeedDb, engine: Engine): Promise<void> {
     .execute();
   await db
     .insertInto('failure_texts')
-    .values(failures.map((f) => ({ hash: f.text_hash, text: f.text })))
+    .values(failures.map((f) => ({ hash: f.text_hash, text: f.text, last_used_at: Date.now() })))
     .onConflict((oc) => oc.doNothing())
     .execute();
   await sql`create table bench_seed_meta (meta text not null)`.execute(db);

@@ -5,6 +5,7 @@ import { SNAPSHOT_TTL_MS } from '../app/snapshot-paginate.ts';
 import { DAY_MS } from '../domain/health/index.ts';
 import { deleteBundleUploadsBefore } from '../store/bundles.ts';
 import { chunked } from '../store/db.ts';
+import { deleteFailureTextsUsedBefore } from '../store/failure-texts.ts';
 import { allRepoIds } from '../store/repos.ts';
 import { lockRepositoryHealth } from '../store/results.ts';
 import { deleteSnapshotsBefore } from '../store/snapshots.ts';
@@ -22,6 +23,8 @@ export interface SweepReport {
   /** Uploads older than MAINLINE_RETENTION_DAYS deleted, and their attempts. */
   readonly prunedUploads: number;
   readonly prunedAttempts: number;
+  /** Failure texts deleted with them (no kept result can have them). */
+  readonly prunedTexts: number;
 }
 
 /** Expired uploads listed per query (each is then deleted in a transaction of its own). */
@@ -30,9 +33,13 @@ const PRUNE_BATCH = 100;
 /**
  * Deletes the uploads created before `before`, with their attempts, one upload per transaction (a
  * 100k-test upload's attempts take a while to delete; the writer is never held for more than one),
- * oldest first, repository by repository. The tests stay, with their status and history.
+ * oldest first, repository by repository, then the failure texts no kept result can have. The tests
+ * stay, with their status and history.
  */
-async function pruneResults(ctx: AppContext, before: number): Promise<{ uploads: number; attempts: number }> {
+async function pruneResults(
+  ctx: AppContext,
+  before: number,
+): Promise<{ uploads: number; attempts: number; texts: number }> {
   let uploads = 0;
   let attempts = 0;
   for (const repoId of await allRepoIds(ctx.db)) {
@@ -45,7 +52,10 @@ async function pruneResults(ctx: AppContext, before: number): Promise<{ uploads:
       if (old.length < PRUNE_BATCH) break;
     }
   }
-  return { uploads, attempts };
+  // Every upload created before `before` is gone now: so is every result that had a text last used
+  // before it.
+  const texts = await deleteFailureTextsUsedBefore(ctx.db, before);
+  return { uploads, attempts, texts };
 }
 
 /**
@@ -78,7 +88,7 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
   }
   const retention = ctx.config.retentionDays;
   const pruned =
-    retention > 0 ? await pruneResults(ctx, now - retention * DAY_MS) : { uploads: 0, attempts: 0 };
+    retention > 0 ? await pruneResults(ctx, now - retention * DAY_MS) : { uploads: 0, attempts: 0, texts: 0 };
   await deleteSnapshotsBefore(ctx.db, now - SNAPSHOT_TTL_MS);
   await deleteBundleUploadsBefore(ctx.db, now);
   return {
@@ -87,6 +97,7 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
     statusChanges,
     prunedUploads: pruned.uploads,
     prunedAttempts: pruned.attempts,
+    prunedTexts: pruned.texts,
   };
 }
 

@@ -25,6 +25,23 @@ export function yieldToEventLoop(): Promise<void> {
 
 const insertTexts = new Map<string, string>();
 
+/** How `insertMany` treats rows whose key is taken. */
+export interface InsertOptions {
+  readonly chunkRows?: number;
+  /** Skip them. */
+  readonly ignoreConflicts?: boolean;
+  /** Set these columns of the existing row to the new row's values (conflicts on `key`). */
+  readonly updateOnConflict?: { readonly key: string; readonly columns: readonly string[] };
+}
+
+/** The `on conflict` clause of `options` ('' for none). */
+function conflictClause(options: InsertOptions): string {
+  const update = options.updateOnConflict;
+  if (update !== undefined)
+    return ` on conflict ("${update.key}") do update set ${update.columns.map((c) => `"${c}" = excluded."${c}"`).join(', ')}`;
+  return options.ignoreConflicts === true ? ' on conflict do nothing' : '';
+}
+
 /**
  * Inserts many rows of one shape. Rows must all have the same keys. With `ignoreConflicts`, rows
  * whose key is taken are skipped. Returns the number of rows inserted. It spares the query builder's
@@ -39,7 +56,7 @@ export async function insertMany<T extends Record<string, unknown>>(
   db: Queryable,
   table: keyof Tables & string,
   rows: readonly T[],
-  options: { chunkRows?: number; ignoreConflicts?: boolean } = {},
+  options: InsertOptions = {},
 ): Promise<number> {
   const first = rows[0];
   if (first === undefined) return 0;
@@ -48,13 +65,13 @@ export async function insertMany<T extends Record<string, unknown>>(
       ? insertFromJson(db, table, rows, options)
       : insertUnnested(db, table, rows, options);
   const columns = Object.keys(first);
-  const ignore = options.ignoreConflicts === true;
+  const conflict = conflictClause(options);
   return insertChunks(db, rows, options.chunkRows ?? 1000, (part) => {
-    const key = `${table}|${columns.join(',')}|${part.length}|${ignore}`;
+    const key = `${table}|${columns.join(',')}|${part.length}|${conflict}`;
     let text = insertTexts.get(key);
     if (text === undefined) {
       const tuple = `(${columns.map(() => '?').join(',')})`;
-      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(() => tuple).join(',')}${ignore ? ' on conflict do nothing' : ''}`;
+      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(() => tuple).join(',')}${conflict}`;
       insertTexts.set(key, text);
     }
     const params: unknown[] = [];
@@ -146,12 +163,12 @@ async function insertFromJson<T extends Record<string, unknown>>(
   db: Queryable,
   table: string,
   rows: readonly T[],
-  options: { chunkRows?: number; ignoreConflicts?: boolean },
+  options: InsertOptions,
 ): Promise<number> {
   const list = Object.keys(rows[0] as T)
     .map((c) => `"${c}"`)
     .join(',');
-  const text = `insert into "${table}" (${list}) select ${list} from json_populate_recordset(null::"${table}", $1::json)${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
+  const text = `insert into "${table}" (${list}) select ${list} from json_populate_recordset(null::"${table}", $1::json)${conflictClause(options)}`;
   return insertChunks(db, rows, options.chunkRows ?? 10_000, (part) =>
     CompiledQuery.raw(text, [rowsJson(part)]),
   );
@@ -161,10 +178,10 @@ async function insertUnnested<T extends Record<string, unknown>>(
   db: Queryable,
   table: string,
   rows: readonly T[],
-  options: { chunkRows?: number; ignoreConflicts?: boolean },
+  options: InsertOptions,
 ): Promise<number> {
   const columns = Object.keys(rows[0] as T);
-  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${await unnestArguments(db, table, columns)})${options.ignoreConflicts === true ? ' on conflict do nothing' : ''}`;
+  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${await unnestArguments(db, table, columns)})${conflictClause(options)}`;
   return insertChunks(db, rows, options.chunkRows ?? 10_000, (part) =>
     CompiledQuery.raw(
       text,

@@ -7,38 +7,50 @@ export function failureTextHash(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }
 
-/** Stores the texts (by hash) that are not stored yet. */
-export async function storeFailureTexts(db: Queryable, texts: ReadonlyMap<string, string>): Promise<void> {
+/**
+ * A text's last use is moved forward only when it is older than this: a broken test's text is used by
+ * upload after upload, and a write per text per upload would cost what the index it replaced did.
+ */
+export const TEXT_USE_PRECISION_MS = 24 * 3_600_000;
+
+/**
+ * Stores the texts (by hash) that are not stored yet, and marks those last used over a day ago as used
+ * `now`. One statement writes both (an upsert): a text that retention deletes meanwhile on another
+ * replica is stored again, never lost.
+ */
+export async function storeFailureTexts(
+  db: Queryable,
+  texts: ReadonlyMap<string, string>,
+  now: number,
+): Promise<void> {
   if (texts.size === 0) return;
-  const missing = new Set(texts.keys());
+  const write = new Set(texts.keys());
   for (const part of chunked([...texts.keys()])) {
-    const rows = await db.selectFrom('failure_texts').select('hash').where('hash', 'in', part).execute();
-    for (const r of rows) missing.delete(r.hash);
+    const rows = await db
+      .selectFrom('failure_texts')
+      .select('hash')
+      .where('hash', 'in', part)
+      .where('last_used_at', '>=', now - TEXT_USE_PRECISION_MS)
+      .execute();
+    for (const r of rows) write.delete(r.hash);
   }
   await insertMany(
     db,
     'failure_texts',
-    [...missing].map((hash) => ({ hash, text: texts.get(hash) as string })),
-    { ignoreConflicts: true },
+    [...write].map((hash) => ({ hash, text: texts.get(hash) as string, last_used_at: now })),
+    { updateOnConflict: { key: 'hash', columns: ['last_used_at'] } },
   );
 }
 
-/** Deletes those of these texts that no result refers to any more (after results were deleted). */
-export async function deleteUnusedFailureTexts(db: Queryable, hashes: readonly string[]): Promise<number> {
-  let deleted = 0;
-  for (const part of chunked(hashes)) {
-    const result = await db
-      .deleteFrom('failure_texts')
-      .where('hash', 'in', part)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('test_results').select('id').whereRef('failure_text_hash', '=', 'failure_texts.hash'),
-          ),
-        ),
-      )
-      .executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
-  }
-  return deleted;
+/**
+ * Deletes the texts no kept result can have: those last used before `before` (the oldest upload time
+ * retention keeps) less the precision of `last_used_at`. Call it only once every upload created
+ * before `before` is deleted. Returns the texts deleted.
+ */
+export async function deleteFailureTextsUsedBefore(db: Queryable, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('failure_texts')
+    .where('last_used_at', '<', before - TEXT_USE_PRECISION_MS)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

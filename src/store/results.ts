@@ -24,14 +24,14 @@ export type NewResult = Insertable<TestResultsTable>;
  */
 export async function insertAttempts(
   db: Queryable,
-  upload: { id: string; repoId: string },
+  upload: { id: string; repoId: string; createdAt: number },
   attempts: {
     results: readonly NewResult[];
     texts: ReadonlyMap<string, string>;
     passes: readonly PassEntry[];
   },
 ): Promise<void> {
-  await storeFailureTexts(db, attempts.texts);
+  await storeFailureTexts(db, attempts.texts, upload.createdAt);
   await insertMany(db, 'test_results', attempts.results);
   await insertUploadPasses(db, {
     blobId: randomUUID(),
@@ -41,19 +41,29 @@ export async function insertAttempts(
   });
 }
 
-/** Tests of the repository with a failed attempt on one of these commits (indexed: failures by commit). */
+/**
+ * Tests of the repository with a failed attempt on one of these commits, in uploads other than
+ * `exceptUpload` (the commits' uploads by `uploads_commit`, their failures by `test_results_upload`).
+ */
 export async function testsFailedOnCommits(
   db: Queryable,
   repoId: string,
   commitShas: readonly string[],
+  exceptUpload?: string,
 ): Promise<Set<string>> {
   if (commitShas.length === 0) return new Set();
   const rows = await db
     .selectFrom('test_results')
     .select('test_case_id')
     .distinct()
-    .where('repo_id', '=', repoId)
-    .where('commit_sha', 'in', [...commitShas])
+    .where('upload_id', 'in', (eb) =>
+      eb
+        .selectFrom('uploads')
+        .select('uploads.id')
+        .where('uploads.repo_id', '=', repoId)
+        .where('uploads.commit_sha', 'in', [...commitShas])
+        .$if(exceptUpload !== undefined, (q) => q.where('uploads.id', '!=', exceptUpload as string)),
+    )
     .where('outcome', '=', 'failed')
     .execute();
   return new Set(rows.map((r) => r.test_case_id));

@@ -164,6 +164,8 @@ export interface TestResultsTable {
 export interface FailureTextsTable {
   hash: string;
   text: string;
+  /** When an upload last stored a failure with this text (moved at most daily; migration 0015). */
+  last_used_at: number;
 }
 
 export interface TestCaseEventsTable {

@@ -1,6 +1,5 @@
 import type { Selectable } from 'kysely';
 import type { Queryable } from './db.ts';
-import { deleteUnusedFailureTexts } from './failure-texts.ts';
 import { deleteUploadPasses } from './passes.ts';
 import type { UploadsTable } from './schema.ts';
 
@@ -48,19 +47,7 @@ export async function uploadsCreatedBefore(
  */
 export async function deleteUploadWithAttempts(db: Queryable, id: string): Promise<number> {
   const passes = await deleteUploadPasses(db, id);
-  const texts = await db
-    .selectFrom('test_results')
-    .select('failure_text_hash')
-    .distinct()
-    .where('upload_id', '=', id)
-    .where('failure_text_hash', 'is not', null)
-    .execute();
   const results = await db.deleteFrom('test_results').where('upload_id', '=', id).executeTakeFirst();
-  // The texts only this upload's failures had.
-  await deleteUnusedFailureTexts(
-    db,
-    texts.map((t) => t.failure_text_hash as string),
-  );
   await db.deleteFrom('uploads').where('id', '=', id).execute();
   return passes + Number(results.numDeletedRows);
 }

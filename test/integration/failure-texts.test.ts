@@ -1,12 +1,11 @@
 // Failure texts are stored once per distinct text (migration 0013): uploads failing the same way
 // share one row, the dashboard still shows each failure's text, the migration moves texts both
-// ways, and deleting uploads deletes the texts no remaining failure has.
+// ways (retention deletes the texts no kept failure can have: retention.test.ts).
 import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recentFailures } from '../../src/store/dashboard.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { deleteUploadWithAttempts } from '../../src/store/uploads.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
@@ -79,22 +78,13 @@ describe('failure texts', () => {
       select failure_text from test_results order by failure_text`.execute(db());
     expect(rows.map((r) => r.failure_text)).toEqual([TRACE, TRACE, OTHER].sort());
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual(['0013_failure_texts', '0014_results_without_test_fk']);
+    expect(up.applied).toEqual([
+      '0013_failure_texts',
+      '0014_results_without_test_fk',
+      '0015_failure_text_use',
+    ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);
-  });
-
-  it('deletes a text with the last failure that had it', async () => {
-    // The first upload had both texts; the second still fails with TRACE.
-    await db()
-      .transaction()
-      .execute((trx) => deleteUploadWithAttempts(trx, uploads[0] as string));
-    expect(await texts()).toEqual([TRACE]);
-    expect(await loginFailures()).toEqual([TRACE]);
-    await db()
-      .transaction()
-      .execute((trx) => deleteUploadWithAttempts(trx, uploads[1] as string));
-    expect(await texts()).toEqual([]);
   });
 });
 

@@ -101,6 +101,62 @@ describe('result retention', () => {
     expect(await s.sweep()).toMatchObject({ prunedUploads: 0 });
   });
 
+  it('deletes the failure texts only pruned uploads used, and keeps those a kept upload used', async () => {
+    const s = await setUp();
+    const sendTexts = (sha: string, own: string) =>
+      upload(
+        s.app,
+        s.token,
+        [
+          {
+            name: 'r.xml',
+            content: junitXml([
+              { name: 'shaky', fail: own },
+              { name: 'steady', fail: 'shared' },
+            ]),
+          },
+        ],
+        { sha },
+      );
+    const texts = async () =>
+      (await s.app.db.database.db.selectFrom('failure_texts').select('text').orderBy('text').execute()).map(
+        (r) => r.text,
+      );
+    expect((await sendTexts('old', 'first')).statusCode).toBe(200);
+    s.advance(60);
+    expect((await sendTexts('newer', 'second')).statusCode).toBe(200);
+    expect(await texts()).toEqual(['first', 'second', 'shared']);
+    s.advance(32);
+    // Day 92: the first upload is pruned; 'first' was only its, 'shared' the second upload used too.
+    // (A day later than the upload itself: a text's last use is moved at most daily.)
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 1, prunedTexts: 1 });
+    expect(await texts()).toEqual(['second', 'shared']);
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 0, prunedTexts: 0 });
+    // A text uploaded again after retention deleted it is stored again.
+    s.advance(100);
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 1, prunedTexts: 2 });
+    expect((await sendTexts('again', 'second')).statusCode).toBe(200);
+    expect(await texts()).toEqual(['second', 'shared']);
+    const shown = await s.app.post(
+      '/v1/flaky-tests/list-failing-tests',
+      {
+        repo: REPO,
+        org_url_slug: 'acme',
+        start_time: new Date(s.start + 191 * DAY).toISOString(),
+        end_time: new Date(s.start + 193 * DAY).toISOString(),
+        page_query: { page_size: 10 },
+      },
+      s.token,
+    );
+    expect(shown.statusCode, shown.body).toBe(200);
+    expect(
+      shown
+        .json()
+        .tests.map((x: { name: string }) => x.name)
+        .sort(),
+    ).toEqual(['shaky', 'steady']);
+  });
+
   it('keeps everything with MAINLINE_RETENTION_DAYS=0', async () => {
     const s = await setUp({ MAINLINE_RETENTION_DAYS: '0' });
     await s.send('old', true);

@@ -315,6 +315,8 @@ async function testsToEvaluate(
   stored: StoredTests,
   options: {
     commitSha: string;
+    /** The upload being ingested (its failures are `stored.failing`). */
+    uploadId: string;
     settings: HealthSettings;
     /** Whole rows known to be current (seen-cache.ts): not looked up again. */
     cached: ReadonlyMap<string, TestCaseRow>;
@@ -336,7 +338,8 @@ async function testsToEvaluate(
   const chosen = new Map<string, SeenTestCase>();
   for (const r of stored.failing) chosen.set(r.id, r);
   for (const r of stored.watched) chosen.set(r.id, r);
-  const before = await testsFailedOnCommits(db, repoId, [options.commitSha]);
+  const before = await testsFailedOnCommits(db, repoId, [options.commitSha], options.uploadId);
+  for (const id of chosen.keys()) before.delete(id);
   if (before.size > 0) for (const r of stored.rows) if (before.has(r.id)) chosen.set(r.id, r);
   return full([...chosen.values()]);
 }
@@ -421,10 +424,11 @@ export async function ingestUpload(
       rows: { repoId: repository.id, uploadId, meta: stored },
     });
     const { attempts, rows, rewritten } = toStore;
-    await insertAttempts(trx, { id: uploadId, repoId: repository.id }, toStore);
+    await insertAttempts(trx, { id: uploadId, repoId: repository.id, createdAt: now }, toStore);
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, toStore, {
       commitSha: meta.commit_sha,
+      uploadId,
       settings,
       cached: known.full,
     });

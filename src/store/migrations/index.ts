@@ -13,6 +13,7 @@ import * as m0011 from './0011_test_ordinals.ts';
 import * as m0012 from './0012_upload_passes.ts';
 import * as m0013 from './0013_failure_texts.ts';
 import * as m0014 from './0014_results_without_test_fk.ts';
+import * as m0015 from './0015_failure_text_use.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -33,4 +34,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0012_upload_passes': m0012,
   '0013_failure_texts': m0013,
   '0014_results_without_test_fk': m0014,
+  '0015_failure_text_use': m0015,
 };
