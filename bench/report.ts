@@ -277,20 +277,27 @@ function verdicts(report: RunReport): string[] {
   const ingest = report.ingest;
   if (ingest !== undefined) {
     const parse = ingest.rows.find((r) => r.label === 'parseJunitFile');
-    const uploads = ingest.rows.filter(
-      (r) => r.label.startsWith('upload') && !r.label.includes('stored before'),
-    );
     if (parse !== undefined) {
       out.push(
         `Ingest goal (≥ 0.5 of a bare saxes parse): parseJunitFile alone reaches ${fmt.ratio(parse.ratio)} — ${parse.ratio >= 0.5 ? 'met' : 'missed'}.`,
       );
     }
-    if (uploads.length > 0) {
-      const worst = Math.min(...uploads.map((u) => u.ratio));
-      const best = Math.max(...uploads.map((u) => u.ratio));
-      out.push(
-        `A full upload through HTTP into the database reaches ${fmt.ratio(worst)}–${fmt.ratio(best)} of the bare parse — ${best >= 0.5 ? 'met' : 'missed'} if the goal is read as end-to-end ingestion.`,
-      );
+    // End to end, per engine: a suite's uploads after its first (known, sustained, after history),
+    // and the first upload of never-seen tests on its own.
+    for (const engine of [...new Set(ingest.rows.map((r) => r.engine))].filter((e) => e !== '-')) {
+      const rows = ingest.rows.filter((r) => r.engine === engine && r.label !== 'upload, all tests new');
+      if (rows.length > 0) {
+        const worst = Math.min(...rows.map((u) => u.ratio));
+        const best = Math.max(...rows.map((u) => u.ratio));
+        out.push(
+          `End-to-end ingestion on ${engine} (uploads through HTTP into the database of a suite uploaded before: one at a time, sustained, after history): ${fmt.ratio(worst)}–${fmt.ratio(best)} of the bare parse — ${worst >= 0.5 ? 'met' : 'missed'}.`,
+        );
+      }
+      const first = ingest.rows.find((r) => r.engine === engine && r.label === 'upload, all tests new');
+      if (first !== undefined)
+        out.push(
+          `First upload of a suite whose ${fmt.int(ingest.report.testcases)} tests are all new, on ${engine}: ${fmt.ratio(first.ratio)} of the bare parse — ${first.ratio >= 0.5 ? 'met' : 'missed'}; it inserts a row per test (with the test table's indexes), once per suite.`,
+        );
     }
     const known = ingest.rows.filter(
       (r) => r.label === 'upload again, tests known' && r.cpuRatio !== undefined,
