@@ -42,46 +42,110 @@ export interface EncodedPasses {
 /** Times of one upload's passes may span at most this much (ingestion keeps them within ~30 days). */
 const MAX_SPAN_MS = 0xffff_ffff;
 
+/**
+ * Passes as ingestion gathers them: a column per field in typed arrays that grow (an upload holds
+ * ~100k passes; an object each cost their allocation and made encoding them several times slower).
+ */
+export class PassList {
+  #n = 0;
+  #ordinals = new Int32Array(1024);
+  #at = new Float64Array(1024);
+  #retries = new Int32Array(1024);
+  /** -1: no duration. */
+  #durations = new Int32Array(1024);
+
+  static of(entries: readonly PassEntry[]): PassList {
+    const list = new PassList();
+    for (const e of entries) list.push(e.ordinal, e.at, e.retryIndex, e.durationMs);
+    return list;
+  }
+
+  get length(): number {
+    return this.#n;
+  }
+
+  push(ordinal: number, at: number, retryIndex: number, durationMs: number | null): void {
+    const i = this.#n;
+    if (i === this.#ordinals.length) this.#grow(i * 2);
+    this.#ordinals[i] = ordinal;
+    this.#at[i] = at;
+    this.#retries[i] = retryIndex;
+    this.#durations[i] = durationMs === null ? -1 : Math.min(durationMs, 0x7fff_ffff);
+    this.#n = i + 1;
+  }
+
+  /** Appends every pass of `other`. */
+  append(other: PassList): void {
+    const n = this.#n + other.#n;
+    if (n > this.#ordinals.length) this.#grow(Math.max(n, this.#ordinals.length * 2));
+    this.#ordinals.set(other.#ordinals.subarray(0, other.#n), this.#n);
+    this.#at.set(other.#at.subarray(0, other.#n), this.#n);
+    this.#retries.set(other.#retries.subarray(0, other.#n), this.#n);
+    this.#durations.set(other.#durations.subarray(0, other.#n), this.#n);
+    this.#n = n;
+  }
+
+  #grow(size: number): void {
+    const grow = <T extends Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const b = make(size);
+      b.set(a.subarray(0, this.#n));
+      return b;
+    };
+    this.#ordinals = grow(this.#ordinals, (n) => new Int32Array(n));
+    this.#at = grow(this.#at, (n) => new Float64Array(n));
+    this.#retries = grow(this.#retries, (n) => new Int32Array(n));
+    this.#durations = grow(this.#durations, (n) => new Int32Array(n));
+  }
+
+  /** Encodes the passes (given in any order; a test's passes keep their relative order). */
+  encode(): EncodedPasses {
+    const n = this.#n;
+    const at = this.#at;
+    const ords = this.#ordinals;
+    let atMin = Number.POSITIVE_INFINITY;
+    let atMax = Number.NEGATIVE_INFINITY;
+    let maxOrdinal = -1;
+    for (let i = 0; i < n; i++) {
+      const t = at[i] as number;
+      if (t < atMin) atMin = t;
+      if (t > atMax) atMax = t;
+      const o = ords[i] as number;
+      if (o > maxOrdinal) maxOrdinal = o;
+    }
+    if (n === 0) atMin = atMax = 0;
+    if (atMax - atMin > MAX_SPAN_MS)
+      throw new Error(`the passes of one upload span more than ${MAX_SPAN_MS} ms`);
+    // Positions by ordinal, stably (a counting sort: ordinals are small, dense integers).
+    const starts = new Int32Array(maxOrdinal + 2);
+    for (let i = 0; i < n; i++) {
+      const o = (ords[i] as number) + 1;
+      starts[o] = (starts[o] as number) + 1;
+    }
+    for (let o = 1; o < starts.length; o++) starts[o] = (starts[o] as number) + (starts[o - 1] as number);
+    const ordinals = new Int32Array(n);
+    const atOffsets = new Uint32Array(n);
+    const retries = new Int32Array(n);
+    const durations = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const o = ords[i] as number;
+      const k = starts[o] as number;
+      starts[o] = k + 1;
+      ordinals[k] = o;
+      atOffsets[k] = (at[i] as number) - atMin;
+      retries[k] = this.#retries[i] as number;
+      durations[k] = this.#durations[i] as number;
+    }
+    const details = new Uint8Array(n * 12);
+    details.set(new Uint8Array(atOffsets.buffer), 0);
+    details.set(new Uint8Array(retries.buffer), n * 4);
+    details.set(new Uint8Array(durations.buffer), n * 8);
+    return { count: n, atMin, atMax, ordinals: new Uint8Array(ordinals.buffer), details };
+  }
+}
+
 /** Encodes passes given in any order; a test's passes keep their relative order. */
-export function encodePasses(entries: readonly PassEntry[]): EncodedPasses {
-  const n = entries.length;
-  let atMin = Number.POSITIVE_INFINITY;
-  let atMax = Number.NEGATIVE_INFINITY;
-  for (const e of entries) {
-    if (e.at < atMin) atMin = e.at;
-    if (e.at > atMax) atMax = e.at;
-  }
-  if (n === 0) atMin = atMax = 0;
-  if (atMax - atMin > MAX_SPAN_MS)
-    throw new Error(`the passes of one upload span more than ${MAX_SPAN_MS} ms`);
-  // Positions by ordinal, stably (a counting sort: ordinals are small, dense integers).
-  let maxOrdinal = -1;
-  for (const e of entries) if (e.ordinal > maxOrdinal) maxOrdinal = e.ordinal;
-  const starts = new Int32Array(maxOrdinal + 2);
-  for (const e of entries) starts[e.ordinal + 1] = (starts[e.ordinal + 1] as number) + 1;
-  for (let o = 1; o < starts.length; o++) starts[o] = (starts[o] as number) + (starts[o - 1] as number);
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const o = (entries[i] as PassEntry).ordinal;
-    order[starts[o] as number] = i;
-    starts[o] = (starts[o] as number) + 1;
-  }
-  const ordinals = new Int32Array(n);
-  const atOffsets = new Uint32Array(n);
-  const retries = new Int32Array(n);
-  const durations = new Int32Array(n);
-  for (let k = 0; k < n; k++) {
-    const e = entries[order[k] as number] as PassEntry;
-    ordinals[k] = e.ordinal;
-    atOffsets[k] = e.at - atMin;
-    retries[k] = e.retryIndex;
-    durations[k] = e.durationMs === null ? -1 : Math.min(e.durationMs, 0x7fff_ffff);
-  }
-  const details = new Uint8Array(n * 12);
-  details.set(new Uint8Array(atOffsets.buffer), 0);
-  details.set(new Uint8Array(retries.buffer), n * 4);
-  details.set(new Uint8Array(durations.buffer), n * 8);
-  return { count: n, atMin, atMax, ordinals: new Uint8Array(ordinals.buffer), details };
+export function encodePasses(entries: readonly PassEntry[] | PassList): EncodedPasses {
+  return (entries instanceof PassList ? entries : PassList.of(entries)).encode();
 }
 
 /** A copy of `bytes` in a buffer of its own, aligned for typed-array views. */

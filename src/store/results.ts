@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import { chunked, insertMany, type Queryable } from './db.ts';
 import { storeFailureTexts } from './failure-texts.ts';
-import { encodePasses, type PassEntry } from './pass-codec.ts';
+import type { PassList } from './pass-codec.ts';
 import {
   insertUploadPasses,
   type OrdinalOf,
@@ -28,7 +28,7 @@ export async function insertAttempts(
   attempts: {
     results: readonly NewResult[];
     texts: ReadonlyMap<string, string>;
-    passes: readonly PassEntry[];
+    passes: PassList;
   },
 ): Promise<void> {
   await storeFailureTexts(db, attempts.texts, upload.createdAt);
@@ -37,7 +37,7 @@ export async function insertAttempts(
     blobId: randomUUID(),
     uploadId: upload.id,
     repoId: upload.repoId,
-    passes: encodePasses(attempts.passes),
+    passes: attempts.passes.encode(),
   });
 }
 

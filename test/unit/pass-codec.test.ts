@@ -8,6 +8,7 @@ import {
   decodeOrdinals,
   encodePasses,
   type PassEntry,
+  PassList,
   passRange,
 } from '../../src/store/pass-codec.ts';
 
@@ -60,6 +61,32 @@ describe('upload pass blobs', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  it('encode the same gathered in pieces, past the lists’ first capacity, as all at once', () => {
+    fc.assert(
+      fc.property(
+        fc.array(entry, { minLength: 900, maxLength: 3000 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (entries, cuts) => {
+          const at = [...new Set(cuts.map((c) => c % entries.length))].sort((a, b) => a - b);
+          const whole = new PassList();
+          for (const e of entries) whole.push(e.ordinal, e.at, e.retryIndex, e.durationMs);
+          const pieced = new PassList();
+          let from = 0;
+          for (const to of [...at, entries.length]) {
+            const piece = new PassList();
+            for (const e of entries.slice(from, to)) piece.push(e.ordinal, e.at, e.retryIndex, e.durationMs);
+            pieced.append(piece);
+            from = to;
+          }
+          expect(pieced.length).toBe(entries.length);
+          expect(pieced.encode()).toEqual(whole.encode());
+          expect(whole.encode()).toEqual(encodePasses(entries));
+        },
+      ),
+      { numRuns: 30 },
     );
   });
 

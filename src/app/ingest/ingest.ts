@@ -4,7 +4,7 @@ import { NEW_TEST_REASON, passesCanActivate } from '../../domain/health/index.ts
 import { repoFullName, uuidV5 } from '../../domain/testid/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { linkRunUpload } from '../../store/flake.ts';
-import type { PassEntry } from '../../store/pass-codec.ts';
+import { PassList } from '../../store/pass-codec.ts';
 import { bumpHealthVersion, findRepo, healthVersion } from '../../store/repos.ts';
 import {
   insertAttempts,
@@ -148,7 +148,7 @@ interface StoredTests {
   /** Failed and skipped attempts as rows (by test id), their failures' texts by hash, and passes. */
   readonly results: NewResult[];
   readonly texts: Map<string, string>;
-  readonly passes: PassEntry[];
+  readonly passes: PassList;
 }
 
 /**
@@ -257,7 +257,7 @@ async function storeTests(
   // The attempts' rows: passes of tests known while preparing are there already.
   const results: NewResult[] = [];
   const texts = new Map<string, string>();
-  const passes: PassEntry[] = [];
+  const passes = files.length === 1 ? (files[0] as FilePrep).passes : new PassList();
   const failing = new Map<string, SeenTestCase>();
   const storedRow = (x: IdentifiedAttempt): SeenTestCase => {
     const row = stored.get(x.testId);
@@ -267,16 +267,11 @@ async function storeTests(
   for (let n = 0; n < files.length; n++) {
     const f = files[n] as FilePrep;
     const list = attempts[n] as IdentifiedAttempt[];
-    for (const p of f.passes) passes.push(p);
+    if (passes !== f.passes) passes.append(f.passes);
     for (const i of f.unresolved) {
       const x = list[i] as IdentifiedAttempt;
       if (x.attempt.outcome !== 'passed') continue;
-      passes.push({
-        ordinal: storedRow(x).ordinal,
-        at: x.at,
-        retryIndex: x.attempt.retryIndex,
-        durationMs: duration(x.attempt),
-      });
+      passes.push(storedRow(x).ordinal, x.at, x.attempt.retryIndex, duration(x.attempt));
     }
     for (const i of f.notPassed) {
       const x = list[i] as IdentifiedAttempt;

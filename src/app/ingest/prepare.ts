@@ -8,7 +8,7 @@
 // files again from their attempts, in its transaction, the same way.
 import { type CodeownersRule, ownersFor } from '../../domain/codeowners/index.ts';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
-import type { PassEntry } from '../../store/pass-codec.ts';
+import { PassList } from '../../store/pass-codec.ts';
 import { SEEN_PRECISION_MS, type SeenTestCase } from '../../store/test-cases.ts';
 import {
   attemptTestId,
@@ -186,7 +186,7 @@ export class FilePrep {
   /** Each test that was not known: the index of its first attempt. */
   readonly unknown = new Map<string, number>();
   /** Passes of attempts whose test was known. */
-  readonly passes: PassEntry[] = [];
+  readonly passes = new PassList();
   /** Indexes of the attempts that did not pass (stored as result rows). */
   readonly notPassed: number[] = [];
   /** Indexes of the attempts whose test was not known. */
@@ -228,13 +228,7 @@ export class FilePrep {
         }
       }
       if (attempt.outcome !== 'passed') this.notPassed.push(i);
-      else if (row !== undefined)
-        this.passes.push({
-          ordinal: row.ordinal,
-          at,
-          retryIndex: attempt.retryIndex,
-          durationMs: duration(attempt),
-        });
+      else if (row !== undefined) this.passes.push(row.ordinal, at, attempt.retryIndex, duration(attempt));
     }
     upload.resolved += resolved;
   }
