@@ -1,6 +1,6 @@
 // Failure texts, stored once per distinct text (migration 0013): results keep a hash of theirs.
 import { createHash } from 'node:crypto';
-import { chunked, insertMany, type Queryable } from './db.ts';
+import { insertMany, keyChunks, type Queryable } from './db.ts';
 
 /** The key of a failure text: 128 bits of its SHA-256, base64url (22 characters). */
 export function failureTextHash(text: string): string {
@@ -25,7 +25,7 @@ export async function storeFailureTexts(
 ): Promise<void> {
   if (texts.size === 0) return;
   const write = new Set(texts.keys());
-  for (const part of chunked([...texts.keys()])) {
+  for (const part of keyChunks(db, [...texts.keys()])) {
     const rows = await db
       .selectFrom('failure_texts')
       .select('hash')

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
-import { chunked, insertMany, type Queryable } from './db.ts';
+import { chunked, insertMany, keyChunks, type Queryable } from './db.ts';
 import { storeFailureTexts } from './failure-texts.ts';
 import type { PassList } from './pass-codec.ts';
 import {
@@ -127,7 +127,7 @@ export async function loadAttempts(
       uploads.map((u) => u.id),
       100,
     )) {
-      for (const part of chunked(testIds, 400)) {
+      for (const part of keyChunks(db, testIds, 400)) {
         keepResults(
           await db
             .selectFrom('test_results')
@@ -141,7 +141,7 @@ export async function loadAttempts(
     }
   }
   if (since !== undefined) {
-    for (const part of chunked(testIds, 400)) {
+    for (const part of keyChunks(db, testIds, 400)) {
       keepResults(
         await db
           .selectFrom('test_results')
@@ -188,7 +188,7 @@ export async function prsImpacted(
   since: number,
 ): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const part of chunked(testIds, 400)) {
+  for (const part of keyChunks(db, testIds, 400)) {
     const rows = await db
       .selectFrom('test_results')
       .select((eb) => ['test_case_id', eb.fn.count<number>('pr_number').distinct().as('n')])
@@ -229,7 +229,7 @@ export async function attemptCountsOf(
     }
     return e;
   };
-  for (const part of chunked(testIds, 400)) {
+  for (const part of keyChunks(db, testIds, 400)) {
     const { rows } = await sql<{ id: string; n: number; r: number }>`
       select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
       from test_results
@@ -280,7 +280,7 @@ export async function failureGroupsOf(
   limit: number,
 ): Promise<Map<string, FailureGroupRow[]>> {
   const out = new Map<string, FailureGroupRow[]>();
-  for (const part of chunked(testIds, 400)) {
+  for (const part of keyChunks(db, testIds, 400)) {
     const { rows } = await sql<{
       id: string;
       fingerprint: string | null;

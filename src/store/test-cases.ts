@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely';
-import { chunked, insertMany, type Queryable, updateMany, yieldToEventLoop } from './db.ts';
+import { chunked, insertMany, keyChunks, type Queryable, updateMany, yieldToEventLoop } from './db.ts';
 import { reserveTestOrdinals } from './repos.ts';
 import type { TestCasesTable } from './schema.ts';
 
@@ -150,7 +150,7 @@ export async function findTestCases(
   ids: readonly string[],
 ): Promise<TestCaseRow[]> {
   const out: TestCaseRow[] = [];
-  for (const part of chunked(ids)) {
+  for (const part of keyChunks(db, ids)) {
     const rows = await db.selectFrom('test_cases').selectAll().where('id', 'in', part).execute();
     for (const r of rows) if (r.repo_id === repoId) out.push(r);
   }
