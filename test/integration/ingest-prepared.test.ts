@@ -98,6 +98,28 @@ describe('an upload prepared while it is parsed', () => {
     expect(stored).toEqual({ outcome: 'failed', quarantined: 1 });
   });
 
+  it('a change made while an upload of new tests was parsed is not forgotten by the next upload', async () => {
+    // The upload knows none of its tests: what it prepared holds whatever changed meanwhile, but what
+    // it remembers of the repository's other tests afterwards must be as they are now.
+    const { m, prep, files } = await prepared('c1', junitXml([{ name: 'test_fresh' }]));
+    const override = await t.post(
+      '/v1/flaky-tests/set-quarantine-override',
+      { ...scope, test_id: await idOf('test_c'), setting: 'ALWAYS_QUARANTINE' },
+      token,
+    );
+    expect(override.statusCode).toBe(200);
+    expect((await ingestUpload(ctx, caller, m, files, 'multipart', prep)).counts.test_cases).toBe(1);
+    const res = await upload(t, token, [{ name: 'r.xml', content: suite(['test_c']) }], { sha: 'c2' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().failed_tests).toEqual([expect.objectContaining({ name: 'test_c', quarantined: true })]);
+    const stored = await t.db.database.db
+      .selectFrom('test_results')
+      .select(['outcome', 'quarantined'])
+      .where('upload_id', '=', res.json().upload_id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ outcome: 'failed', quarantined: 1 });
+  });
+
   it('stores each test once when several files of one upload hold it, and nothing of a refused file', async () => {
     const first = junitXml([{ name: 'test_a' }, { name: 'test_new' }]);
     const second = junitXml([
@@ -126,14 +148,14 @@ describe('an upload prepared while it is parsed', () => {
       .where('name', 'like', 'test_%')
       .orderBy('name')
       .execute();
-    expect(tests.map((r) => r.name)).toEqual(['test_a', 'test_b', 'test_c', 'test_new']);
-    // test_a: four passes before, and a pass (one.xml) and a failure (two.xml) now.
+    expect(tests.map((r) => r.name)).toEqual(['test_a', 'test_b', 'test_c', 'test_fresh', 'test_new']);
+    // test_a: five passes before, and a pass (one.xml) and a failure (two.xml) now.
     const details = await t.post(
       '/v1/flaky-tests/get-test-details',
       { ...scope, test_id: await idOf('test_a') },
       token,
     );
     expect(details.statusCode).toBe(200);
-    expect(details.json().test.failure_rate_last_7d).toBeCloseTo(1 / 6, 6);
+    expect(details.json().test.failure_rate_last_7d).toBeCloseTo(1 / 7, 6);
   });
 });

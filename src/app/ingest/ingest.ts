@@ -392,7 +392,11 @@ export async function ingestUpload(
         version: startVersion,
         known: cache.lookup(repository.id, startVersion),
       });
-    const known = using.basis.known;
+    // The tests known now: the preparation's if it was made at this version (a preparation that
+    // resolved nothing may be older), else the cache's. Remembered after the commit with this
+    // upload's rows: a stale base would outlive the change that made it stale.
+    const current = using.basis.repoId === repository.id && using.basis.version === startVersion;
+    const known = current ? using.basis.known : cache.lookup(repository.id, startVersion);
     const prepared = files.map((f) => usable?.preparedOf(f) ?? using.prepareWhole(f));
     const uploadId = randomUUID();
     const links = await runsForUpload(trx, repository.id, meta.commit_sha, meta.branch);
