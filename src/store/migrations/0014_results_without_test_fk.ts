@@ -6,7 +6,7 @@ import { isPostgres } from './dialect.ts';
  * trigger per inserted row (~70 ms of the ~160 ms PostgreSQL took for the ~7.5k rows of a 100k-case
  * upload), and its cascade never ran (tests are never deleted). Ingestion writes a test's row before
  * its results in the same transaction and refuses an attempt whose test it did not store (ingest.ts
- * attemptRows), as the passes (migration 0012) always relied on. SQLite keeps the key: dropping it
+ * storeTests), as the passes (migration 0012) always relied on. SQLite keeps the key: dropping it
  * would rebuild the table, and its check there is a cheap lookup in the same process.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
