@@ -35,13 +35,10 @@ export const SEEN_PRECISION_MS = 3_600_000;
 /** The tests of one upload that ingestion did not know, for `upsertTestCases`. */
 export interface UploadTests {
   readonly repoId: string;
-  readonly now: number;
   /** Distinct test ids. */
   readonly ids: readonly string[];
   /** The row to insert for a test that does not exist yet (its ordinal is handed out here). */
   readonly build: (id: string) => NewTestCase;
-  /** Each test's owners (JSON) when the upload carried CODEOWNERS: owners that changed are replaced. */
-  readonly owners: ((id: string) => string) | undefined;
 }
 
 /** What `upsertTestCases` returns. */
@@ -70,36 +67,17 @@ export async function setOwners(
 }
 
 /**
- * Stores tests an upload did not know and returns their rows: looks them up by primary key, inserts
- * the new ones, marks found ones seen (when last seen over an hour ago) and replaces owners that
- * changed. An id that belongs to another repository is left untouched and not returned: the caller
- * re-derives those ids.
+ * Stores tests an upload did not know and returns their rows as stored: looks them up by primary key
+ * and inserts the new ones. An id that belongs to another repository is left untouched and not
+ * returned: the caller re-derives those ids. (Seeing a found test again is the caller's: markSeen,
+ * setOwners.)
  */
 export async function upsertTestCases(db: Queryable, tests: UploadTests): Promise<UpsertedTests> {
-  const { repoId, now, owners } = tests;
-  const stale: string[] = [];
-  const changedOwners = new Map<string, string[]>();
+  const { repoId } = tests;
   const byIndex: (SeenTestCase | undefined)[] = new Array(tests.ids.length);
   /** Where each id is in `ids`. */
   const indexOf = new Map<string, number>();
   for (let i = 0; i < tests.ids.length; i++) indexOf.set(tests.ids[i] as string, i);
-  /** A row found: seen again or given new owners as needed. */
-  const keep = (found: SeenTestCase): SeenTestCase | undefined => {
-    if (found.repo_id !== repoId) return undefined;
-    let row = found;
-    if (row.last_seen_at < now - SEEN_PRECISION_MS) {
-      stale.push(row.id);
-      row = { ...row, last_seen_at: now };
-    }
-    const codeowners = owners?.(row.id);
-    if (codeowners !== undefined && codeowners !== row.codeowners) {
-      const ids = changedOwners.get(codeowners);
-      if (ids === undefined) changedOwners.set(codeowners, [row.id]);
-      else ids.push(row.id);
-      row = { ...row, codeowners };
-    }
-    return row;
-  };
   const found = new Set<string>();
   const lookUp = async (ids: readonly string[]) => {
     for (const part of chunked(ids)) {
@@ -109,7 +87,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
         .where('id', 'in', part)
         .execute()) {
         found.add(r.id);
-        byIndex[indexOf.get(r.id) as number] = keep(r);
+        if (r.repo_id === repoId) byIndex[indexOf.get(r.id) as number] = r;
       }
       await yieldToEventLoop();
     }
@@ -135,8 +113,6 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
     // those of other repositories are skipped.
     await lookUp(fresh.map((r) => r.id));
   }
-  await markSeen(db, now, stale);
-  await setOwners(db, changedOwners);
   return { byIndex };
 }
 

@@ -52,4 +52,27 @@ describe('code owners of known tests follow the latest CODEOWNERS sent', () => {
     );
     expect(await owners('pays')).toEqual(['@acme/frontend']);
   });
+
+  it('replaces them too when the tests are looked up again (a change in between: nothing remembered holds)', async () => {
+    const id = (
+      await t.db.database.db
+        .selectFrom('test_cases')
+        .select('id')
+        .where('name', '=', 'renders')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const override = await t.post(
+      '/v1/flaky-tests/set-quarantine-override',
+      { repo: REPO, org_url_slug: 'acme', test_id: id, setting: 'NEVER_QUARANTINE' },
+      token,
+    );
+    expect(override.statusCode).toBe(200);
+    const third = '* @acme/platform\n';
+    expect(
+      (await upload(t, token, [{ name: 'r.xml', content: report }], { sha: 'aaa4', codeowners: third }))
+        .statusCode,
+    ).toBe(200);
+    expect(await owners('pays')).toEqual(['@acme/platform']);
+    expect(await owners('renders')).toEqual(['@acme/platform']);
+  });
 });

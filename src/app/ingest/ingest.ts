@@ -196,20 +196,12 @@ async function storeTests(
     }
   }
   const rewritten = [...changed];
-  // Known tests this upload rewrote.
-  const stale: string[] = [];
-  const owners = new Map<string, string[]>();
-  for (const row of changed) {
-    const was = known.tests.get(row.id) as SeenTestCase;
-    if (row.last_seen_at !== was.last_seen_at) stale.push(row.id);
-    if (row.codeowners !== was.codeowners) {
-      const ids = owners.get(row.codeowners);
-      if (ids === undefined) owners.set(row.codeowners, [row.id]);
-      else ids.push(row.id);
-    }
-  }
-  await markSeen(db, now, stale);
-  await setOwners(db, owners);
+  // Rows this upload rewrote (seen again, new owners), as they were stored and as it leaves them: the
+  // known ones', and those of tests looked up below.
+  const seen: [was: SeenTestCase, now: SeenTestCase][] = changed.map((row) => [
+    known.tests.get(row.id) as SeenTestCase,
+    row,
+  ]);
   // The others: looked up or inserted.
   const stored = new Map<string, SeenTestCase>();
   const upsert = async (first: ReadonlyMap<string, IdentifiedAttempt>) => {
@@ -217,21 +209,23 @@ async function storeTests(
     const attemptOf = (id: string) => first.get(id) as IdentifiedAttempt;
     const { byIndex } = await upsertTestCases(db, {
       repoId: repo.id,
-      now,
       ids,
       build: (id) => newTestCase(attemptOf(id), repo.id, prep),
-      owners: prep.basis.rules === undefined ? undefined : (id) => prep.ownersOf(attemptOf(id).attempt.file),
     });
     const foreign: string[] = [];
     for (let k = 0; k < ids.length; k++) {
-      const row = byIndex[k];
-      if (row === undefined) foreign.push(ids[k] as string);
-      else {
-        stored.set(row.id, row);
-        rows.push(row);
-        rewritten.push(row);
-        if (isWatched(row)) watched.push(row);
+      const found = byIndex[k];
+      if (found === undefined) {
+        foreign.push(ids[k] as string);
+        continue;
       }
+      // (A row just inserted is as the upload leaves it already.)
+      const row = prep.seenAgain(found, attemptOf(found.id).attempt.file);
+      if (row !== found) seen.push([found, row]);
+      stored.set(row.id, row);
+      rows.push(row);
+      rewritten.push(row);
+      if (isWatched(row)) watched.push(row);
     }
     return foreign;
   };
@@ -254,6 +248,7 @@ async function storeTests(
     const left = await upsert(byLocal);
     if (left.length > 0) throw new Error(`tests ${left.join(', ')} of the upload could not be stored`);
   }
+  await writeSeen(db, now, seen);
   // The attempts' rows: passes of tests known while preparing are there already.
   const results: NewResult[] = [];
   const texts = new Map<string, string>();
@@ -295,6 +290,26 @@ async function storeTests(
     texts,
     passes,
   };
+}
+
+/** Writes what seeing its tests again changed in their rows: last seen (now), owners. */
+async function writeSeen(
+  db: Queryable,
+  now: number,
+  seen: readonly [was: SeenTestCase, now: SeenTestCase][],
+): Promise<void> {
+  const stale: string[] = [];
+  const owners = new Map<string, string[]>();
+  for (const [was, row] of seen) {
+    if (row.last_seen_at !== was.last_seen_at) stale.push(row.id);
+    if (row.codeowners !== was.codeowners) {
+      const ids = owners.get(row.codeowners);
+      if (ids === undefined) owners.set(row.codeowners, [row.id]);
+      else ids.push(row.id);
+    }
+  }
+  await markSeen(db, now, stale);
+  await setOwners(db, owners);
 }
 
 /**

@@ -115,16 +115,24 @@ export class UploadPrep {
       const changed = this.#changed.get(testId);
       if (changed !== undefined) return changed;
     }
+    const row = this.seenAgain(found, file);
+    if (row !== found) this.#changed.set(testId, row);
+    return row;
+  }
+
+  /**
+   * A stored test's row as this upload leaves it: seen now (when last seen over an hour ago: a row
+   * write per test per upload otherwise) and with the owners of its `file` by the upload's CODEOWNERS.
+   * `found` itself when neither changes; rows are shared (with the cache), so a change makes a new one.
+   */
+  seenAgain(found: SeenTestCase, file: string | null): SeenTestCase {
     let row = found;
     const { now } = this.basis;
-    // Moved forward only when over an hour old: a row write per test per upload otherwise.
     if (row.last_seen_at < now - SEEN_PRECISION_MS) row = { ...row, last_seen_at: now };
     if (this.basis.rules !== undefined) {
       const owners = this.ownersOf(file);
       if (owners !== row.codeowners) row = { ...row, codeowners: owners };
     }
-    // Rows are shared (with the cache): a change makes a new one.
-    if (row !== found) this.#changed.set(testId, row);
     return row;
   }
 
