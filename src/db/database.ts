@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { type Driver, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Tables } from '../store/schema.ts';
+import { enableCopyFrom } from './pg-copy.ts';
 import { ReadWriteSqliteDriver } from './sqlite-driver.ts';
 import { WalCheckpoints } from './wal-checkpoints.ts';
 
@@ -152,6 +153,7 @@ function openPostgres(url: string, poolSize: number): Database {
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);
+  pool.on('connect', enableCopyFrom);
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

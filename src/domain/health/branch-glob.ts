@@ -17,7 +17,25 @@ export function branchMatcher(patterns: readonly string[]): (branch: string) => 
   return (branch) => regexps.some((regexp) => regexp.test(branch));
 }
 
+/**
+ * Compiled patterns, by pattern: every test an upload re-evaluates runs each monitor's matcher (~5k
+ * tests per large upload), and a repository has a handful of patterns. (No `g` flag: `test` keeps no
+ * state, so one RegExp serves every caller.)
+ */
+const compiled = new Map<string, RegExp>();
+const MAX_COMPILED = 1000;
+
 function globToRegExp(pattern: string): RegExp {
+  let regexp = compiled.get(pattern);
+  if (regexp === undefined) {
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    regexp = compileGlob(pattern);
+    compiled.set(pattern, regexp);
+  }
+  return regexp;
+}
+
+function compileGlob(pattern: string): RegExp {
   let source = '';
   let previous = '';
   for (const char of pattern) {

@@ -57,14 +57,26 @@ export function evaluatePassOnRetry(
   now: number,
 ): MonitorOutcome {
   const timeoutMs = config.recoveryDays * DAY_MS;
-  const wording: EpisodeWording<RetryEvent> = {
-    activated: (event) =>
-      event === null
-        ? 'Failed and passed on the same commit'
-        : `Failed and passed on the same commit ${shortSha(event.commitSha)} ${branchOfRun(event.branch, event.prNumber)}`,
-    resolved: `Recovered: no pass-on-retry event for ${duration(timeoutMs)}`,
-  };
   const events = passOnRetryEvents(attempts, config.branches);
   const rules = { count: 1, windowMs: 1, timeoutMs };
-  return evaluateEpisodes(PASS_ON_RETRY_REF, prev, { events, rules, now, wording });
+  return evaluateEpisodes(PASS_ON_RETRY_REF, prev, { events, rules, now, wording: wordingFor(timeoutMs) });
+}
+
+function activated(event: RetryEvent | null): string {
+  return event === null
+    ? 'Failed and passed on the same commit'
+    : `Failed and passed on the same commit ${shortSha(event.commitSha)} ${branchOfRun(event.branch, event.prNumber)}`;
+}
+
+/** The wording for a recovery period: built once per period, not per test evaluated. */
+const wordings = new Map<number, EpisodeWording<RetryEvent>>();
+
+function wordingFor(timeoutMs: number): EpisodeWording<RetryEvent> {
+  let wording = wordings.get(timeoutMs);
+  if (wording === undefined) {
+    if (wordings.size >= 100) wordings.clear();
+    wording = { activated, resolved: `Recovered: no pass-on-retry event for ${duration(timeoutMs)}` };
+    wordings.set(timeoutMs, wording);
+  }
+  return wording;
 }
