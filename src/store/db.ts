@@ -85,7 +85,7 @@ export async function insertMany<T extends Record<string, unknown>>(
     let text = insertTexts.get(key);
     if (text === undefined) {
       const tuple = `(${columns.map(() => '?').join(',')})`;
-      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) values ${part.map(() => tuple).join(',')}${conflict}`;
+      text = `insert into "${table}" (${columnList(columns)}) values ${part.map(() => tuple).join(',')}${conflict}`;
       insertTexts.set(key, text);
     }
     const params: unknown[] = [];
@@ -109,6 +109,11 @@ async function insertChunks<T>(
     await yieldToEventLoop();
   }
   return inserted;
+}
+
+/** Columns as a statement lists them: each quoted, comma-separated. */
+function columnList(columns: readonly string[]): string {
+  return columns.map((c) => `"${c}"`).join(',');
 }
 
 /** Runs an insert; returns the number of rows it inserted. */
@@ -188,14 +193,14 @@ async function insertFromJson<T extends Record<string, unknown>>(
 
 /** An insert of rows given as one JSON parameter, with the conflict clause of `options`. */
 function jsonInsert(table: string, columns: readonly string[], options: InsertOptions) {
-  const list = columns.map((c) => `"${c}"`).join(',');
+  const list = columnList(columns);
   const text = `insert into "${table}" (${list}) select ${list} from json_populate_recordset(null::"${table}", $1::json)${conflictClause(options)}`;
   return (rows: readonly Record<string, unknown>[]) => CompiledQuery.raw(text, [rowsJson(rows)]);
 }
 
 /** A COPY of these rows (COPY has no conflict clause). */
 function copyStatement(table: string, columns: readonly string[], rows: readonly Record<string, unknown>[]) {
-  const text = `copy "${table}" (${columns.map((c) => `"${c}"`).join(',')}) from stdin`;
+  const text = `copy "${table}" (${columnList(columns)}) from stdin`;
   return CompiledQuery.raw(text, [copyText(rows, columns)]);
 }
 
@@ -243,7 +248,7 @@ async function insertUnnested<T extends Record<string, unknown>>(
   options: InsertOptions,
 ): Promise<number> {
   const columns = Object.keys(rows[0] as T);
-  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(',')}) select * from unnest(${await unnestArguments(db, table, columns)})${conflictClause(options)}`;
+  const text = `insert into "${table}" (${columnList(columns)}) select * from unnest(${await unnestArguments(db, table, columns)})${conflictClause(options)}`;
   return insertChunks(rows, options.chunkRows ?? 10_000, (part) =>
     affected(
       db,
@@ -289,7 +294,7 @@ export async function updateMany(
       const all = [keyColumn, ...columns];
       const text =
         `update "${table}" as t set ${columns.map((c) => `"${c}" = v."${c}"`).join(', ')} ` +
-        `from unnest(${await unnestArguments(db, table, all)}) as v(${all.map((c) => `"${c}"`).join(', ')}) ` +
+        `from unnest(${await unnestArguments(db, table, all)}) as v(${columnList(all)}) ` +
         `where t."${keyColumn}" = v."${keyColumn}"`;
       for (const part of chunked(group, 10_000)) {
         const params = [part.map((r) => r.key), ...columns.map((c) => part.map((r) => r.values[c] ?? null))];
