@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { type Insertable, PostgresAdapter, type Selectable } from 'kysely';
 import type { Queryable } from './db.ts';
 import type { MergeQueuesTable, QueueActionsTable } from './schema.ts';
 
@@ -29,6 +29,16 @@ export function findQueue(db: Queryable, repoId: string, branch: string): Promis
 
 export function findQueueById(db: Queryable, id: string): Promise<QueueRow | undefined> {
   return db.selectFrom('merge_queues').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * The queue row, locked until the transaction ends on PostgreSQL (`for update`), so writers of one
+ * queue take turns instead of racing to save: under READ COMMITTED, 25 concurrent updateQueue calls lost
+ * the optimistic save more often than they retried. SQLite has one writer at a time already.
+ */
+export function findQueueByIdForUpdate(db: Queryable, id: string): Promise<QueueRow | undefined> {
+  const query = db.selectFrom('merge_queues').selectAll().where('id', '=', id);
+  return (db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export function listQueues(db: Queryable, repoIds: readonly string[] | undefined): Promise<QueueRow[]> {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { AppError } from '../../domain/errors.ts';
 import {
   nextWakeAt,
   pruneHistory,
@@ -8,7 +9,7 @@ import {
   step,
 } from '../../domain/queue/index.ts';
 import { archive } from '../../store/queue-archive.ts';
-import { findQueueById, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
+import { findQueueByIdForUpdate, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import type { Forge } from '../ports.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
@@ -23,10 +24,20 @@ export function loadState(row: QueueRow): LoadedQueue {
   return { row, state: JSON.parse(row.state) as QueueState };
 }
 
-/** How often a save may lose a race to another writer before giving up (each retry re-reads). */
+/**
+ * How often a save may lose a race to another writer before giving up (each retry re-reads). The row is
+ * locked while it is read (findQueueByIdForUpdate), so a lost race needs a writer that bypassed the lock.
+ */
 const MAX_ATTEMPTS = 8;
 
-export class QueueConflictError extends Error {}
+/** Answered 409 with Retry-After, never a 5xx: the request was valid and may simply be sent again. */
+export class QueueConflictError extends AppError {
+  constructor(queueId: string) {
+    super('CONFLICT', `queue ${queueId} is being changed by others; send the request again`, {
+      headers: { 'retry-after': '1' },
+    });
+  }
+}
 
 /**
  * When the runner should tick the queue next. The engine reports a batching wait that has already
@@ -53,7 +64,7 @@ export async function applyEvent(
 ): Promise<{ state: QueueState; actions: QueueAction[] }> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const outcome = await db.transaction().execute(async (trx) => {
-      const row = await findQueueById(trx, queueId);
+      const row = await findQueueByIdForUpdate(trx, queueId);
       if (row === undefined) throw new Error(`queue ${queueId} vanished`);
       const stepped = step(loadState(row).state, event, now);
       const pruned = pruneHistory(stepped.state);
@@ -76,7 +87,7 @@ export async function applyEvent(
     });
     if (outcome !== undefined) return outcome;
   }
-  throw new QueueConflictError(`queue ${queueId} is being changed by others; try again`);
+  throw new QueueConflictError(queueId);
 }
 
 /** The engine event for what the forge says the required statuses are. */
