@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -7,7 +8,10 @@ export interface Config {
   readonly host: string;
   /** TCP port to listen on (PORT); 0 picks a free port. */
   readonly port: number;
-  /** Folder for the embedded SQLite database (MAINLINE_DATA_DIR). */
+  /**
+   * Folder for the embedded SQLite database and, on either engine, the temporary files of request
+   * bodies being received (`tmp/`, see uploadTempDir) (MAINLINE_DATA_DIR).
+   */
   readonly dataDir: string;
   /** PostgreSQL connection string (DATABASE_URL); when absent, SQLite under dataDir is used. */
   readonly databaseUrl: string | undefined;
@@ -19,10 +23,31 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Burst size of the per-token rate limit (MAINLINE_RATE_LIMIT_BURST). */
   readonly rateLimitBurst: number;
+  /**
+   * Failed authentications and dashboard sign-ins allowed per client address per minute, before any
+   * token is accepted; 0 turns the limit off (MAINLINE_AUTH_FAIL_LIMIT).
+   */
+  readonly authFailLimitPerMinute: number;
+  /** Burst size of that limit (MAINLINE_AUTH_FAIL_BURST). */
+  readonly authFailBurst: number;
+  /** Client addresses that limit remembers at once, least recently seen dropped first (MAINLINE_AUTH_FAIL_ADDRESSES). */
+  readonly authFailAddresses: number;
+  /**
+   * Proxies whose X-Forwarded-For names the client (MAINLINE_TRUST_PROXY: addresses, CIDR ranges or
+   * loopback/linklocal/uniquelocal); empty: the client is the socket's peer.
+   */
+  readonly trustProxy: readonly string[];
   /** Largest accepted request body in bytes (MAINLINE_BODY_LIMIT). */
   readonly bodyLimitBytes: number;
   /** Largest accepted test-report file in bytes, after decompression (MAINLINE_MAX_FILE_BYTES). */
   readonly maxFileBytes: number;
+  /**
+   * Largest multipart upload in bytes: its body as sent, and its files' total after decompression
+   * (MAINLINE_UPLOAD_LIMIT).
+   */
+  readonly uploadLimitBytes: number;
+  /** Seconds an upload's body may stop arriving before it is cut with 408 (MAINLINE_BODY_STALL_SECONDS). */
+  readonly bodyStallSeconds: number;
   /** Test attempts one upload's files may hold together (MAINLINE_MAX_UPLOAD_ATTEMPTS). */
   readonly maxUploadAttempts: number;
   /** Days an upload's results are kept; 0 keeps them forever (MAINLINE_RETENTION_DAYS). */
@@ -49,6 +74,11 @@ export interface Config {
   readonly webhookPollMs: number;
   /** Milliseconds a webhook receiver has to answer (MAINLINE_WEBHOOK_TIMEOUT_MS). */
   readonly webhookTimeoutMs: number;
+  /**
+   * Whether outgoing webhooks may target private and loopback addresses (MAINLINE_WEBHOOK_ALLOW_PRIVATE).
+   * Link-local and cloud metadata addresses are refused whatever this says.
+   */
+  readonly webhookAllowPrivate: boolean;
   /** The GitHub forge (MAINLINE_GITHUB_*); absent: every repository uses the plain-git forge. */
   readonly github: GitHubConfig | undefined;
 }
@@ -67,6 +97,11 @@ export interface GitHubConfig {
 }
 
 /** A configuration value that cannot be used; the message says which variable and what to fix. */
+/** Where bodies being received spill past their in-memory part (src/lib/spool.ts): `<dataDir>/tmp`. */
+export function uploadTempDir(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'tmp');
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -95,6 +130,38 @@ function readRetentionDays(env: Env): number {
       `MAINLINE_RETENTION_DAYS must be 0 (keep results forever) or at least ${MIN_RETENTION_DAYS} (failure groups look back ${MIN_RETENTION_DAYS} days), got "${days}"`,
     );
   return days;
+}
+
+function readFlag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1 (or true) to turn it on, or 0 (or false), got "${env[name]}"`);
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** MAINLINE_TRUST_PROXY: each entry an IP address, a CIDR range or one of proxy-addr's names. */
+function readTrustProxy(env: Env): readonly string[] {
+  const raw = readString(env, 'MAINLINE_TRUST_PROXY');
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    const valid =
+      PROXY_NAMES.includes(entry) ||
+      (family !== 0 &&
+        extra === undefined &&
+        (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)));
+    if (!valid) {
+      throw new ConfigError(
+        `MAINLINE_TRUST_PROXY must list proxy addresses or CIDR ranges separated by commas (e.g. 10.0.0.0/8,127.0.0.1) or loopback, linklocal, uniquelocal; "${entry}" is none of these`,
+      );
+    }
+  }
+  return entries;
 }
 
 function readString(env: Env, name: string): string | undefined {
@@ -220,8 +287,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       1,
       10_000_000,
     ),
+    authFailLimitPerMinute: readInt(env, 'MAINLINE_AUTH_FAIL_LIMIT', 10, 0, 1_000_000),
+    authFailBurst: readInt(env, 'MAINLINE_AUTH_FAIL_BURST', 20, 1, 1_000_000),
+    authFailAddresses: readInt(env, 'MAINLINE_AUTH_FAIL_ADDRESSES', 10_000, 100, 10_000_000),
+    trustProxy: readTrustProxy(env),
     bodyLimitBytes: readInt(env, 'MAINLINE_BODY_LIMIT', 20 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxFileBytes: readInt(env, 'MAINLINE_MAX_FILE_BYTES', 100 * 1024 * 1024, 1024, 2 ** 40),
+    uploadLimitBytes: readInt(env, 'MAINLINE_UPLOAD_LIMIT', 256 * 1024 * 1024, 1024, 2 ** 40),
+    bodyStallSeconds: readInt(env, 'MAINLINE_BODY_STALL_SECONDS', 30, 1, 3600),
     maxUploadAttempts: readInt(env, 'MAINLINE_MAX_UPLOAD_ATTEMPTS', 500_000, 1, 100_000_000),
     retentionDays: readRetentionDays(env),
     parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 2, 0, 64),
@@ -233,6 +306,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     requestTimeoutSeconds: readInt(env, 'MAINLINE_REQUEST_TIMEOUT', 300, 1, 86_400),
     webhookPollMs: readInt(env, 'MAINLINE_WEBHOOK_POLL_MS', 1000, 0, 3_600_000),
     webhookTimeoutMs: readInt(env, 'MAINLINE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhookAllowPrivate: readFlag(env, 'MAINLINE_WEBHOOK_ALLOW_PRIVATE'),
     github: readGitHub(env, cwd),
   });
 }

@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   WEBHOOK_NOT_FOUND: 404,
   /** The method is not allowed on this route. */
   METHOD_NOT_ALLOWED: 405,
+  /** The request body stopped arriving (no bytes for MAINLINE_BODY_STALL_SECONDS); nothing was stored. */
+  REQUEST_TIMEOUT: 408,
   /** The resource already exists. */
   ALREADY_EXISTS: 409,
   /** The change conflicts with the resource's current state. */
@@ -45,7 +47,9 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   /** The Content-Type is not one this endpoint accepts. */
   UNSUPPORTED_MEDIA_TYPE: 415,
-  /** Too many requests for this token; retry after the Retry-After header. */
+  /** The request's headers together are larger than the server reads (Node's limit, 16 KB by default). */
+  REQUEST_HEADERS_TOO_LARGE: 431,
+  /** Too many requests for this token, or failed authentications from this address; retry after Retry-After. */
   RATE_LIMIT_EXCEEDED: 429,
   /** Something failed inside the server; the message never carries internals. */
   INTERNAL_ERROR: 500,
