@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Tables } from '../store/schema.ts';
+import type { AuthThrottle } from './throttle.ts';
 
 /** What every use case is given: the database, the configuration, and the time source. */
 export interface AppContext {
@@ -8,6 +9,11 @@ export interface AppContext {
   readonly config: Config;
   /** Epoch milliseconds now. Tests pass a controllable clock. */
   readonly now: () => number;
+  /**
+   * The per-address limit on failed authentications and sign-ins; the HTTP app makes one from the
+   * config (runners, which authenticate nobody, have none).
+   */
+  readonly authThrottle?: AuthThrottle;
 }
 
 /** Who is calling: resolved from the x-api-token header. Every query is scoped to orgId. */

@@ -15,6 +15,11 @@ export class Lru<V> {
     return value;
   }
 
+  /** Forgets the entry. */
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
   /** Keeps the entry, dropping the least recently used one beyond `max`. */
   set(key: string, value: V): void {
     this.#entries.delete(key);

@@ -9,6 +9,7 @@ import { IngestGate } from '../app/ingest/gate.ts';
 import { ParserPool } from '../app/ingest/parser-pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
+import { AuthThrottle } from '../app/throttle.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -16,8 +17,9 @@ import { AppError } from '../domain/errors.ts';
 import { createForge } from '../forge/router.ts';
 import { getOrCreateSecret } from '../store/secrets.ts';
 import { registerDashboard } from '../web/routes.ts';
+import { registerIngestMetrics } from './ingest-metrics.ts';
 import { authHook } from './plugins/auth.ts';
-import { registerErrorHandling, sendError } from './plugins/errors.ts';
+import { clientErrorHandler, registerErrorHandling, rememberRequestId, sendError } from './plugins/errors.ts';
 import { Metrics, registerMetrics } from './plugins/metrics.ts';
 import { RateLimiter } from './plugins/rate-limit.ts';
 import { registerGetTestDetails } from './routes/flaky-tests/get-test-details.ts';
@@ -102,7 +104,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Honours a sane incoming x-request-id (so ids follow a request across proxies), else makes one. */
 function requestId(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  // Remembered by raw request: an error Node raises mid-request (the request timeout) quotes the same id.
+  return rememberRequestId(
+    req,
+    typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID(),
+  );
 }
 
 function loggerOptions(config: Config) {
@@ -158,7 +164,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const now = options.now ?? Date.now;
   const parsers = new ParserPool(config.parseThreads);
   const ingestGate = new IngestGate(config.ingestConcurrency);
-  const ctx: AppContext = { db: database.db, config, now };
+  const authThrottle = new AuthThrottle({
+    perMinute: config.authFailLimitPerMinute,
+    burst: config.authFailBurst,
+    maxAddresses: config.authFailAddresses,
+  });
+  const ctx: AppContext = { db: database.db, config, now, authThrottle };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
   let accepting = true;
@@ -180,6 +191,17 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     requestIdHeader: false,
     // A client that sends its request too slowly is cut off instead of holding a connection for ever.
     requestTimeout: config.requestTimeoutSeconds * 1000,
+    // Node checks for timed-out requests every 30 s by default: a short timeout is checked more often.
+    // Its headers timeout (60 s by default) must not exceed the request timeout, or Node swaps the two
+    // and a stalled body would get 60 s whatever MAINLINE_REQUEST_TIMEOUT says.
+    http: {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, config.requestTimeoutSeconds * 100)),
+      headersTimeout: Math.min(60_000, config.requestTimeoutSeconds * 1000),
+    },
+    // Errors Node raises before Fastify sees a request (431, 408, a malformed request line) in the envelope.
+    clientErrorHandler: clientErrorHandler(config.requestTimeoutSeconds),
+    // request.ip is the socket's peer unless the operator names the proxies in front (MAINLINE_TRUST_PROXY).
+    ...(config.trustProxy.length > 0 ? { trustProxy: [...config.trustProxy] } : {}),
     // A URL Fastify cannot even route (a malformed percent-escape) gets the same error envelope.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
@@ -211,11 +233,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       if (part === '$') request.body = wellFormed;
     }
   });
-  registerMetrics(
-    app,
-    new Metrics({ processMetrics: options.processMetrics ?? false, ingestGate }),
-    config.metricsToken,
-  );
+  const metrics = new Metrics({ processMetrics: options.processMetrics ?? false, ingestGate });
+  registerIngestMetrics(metrics.registry, parsers);
+  registerMetrics(app, metrics, config.metricsToken, { throttle: authThrottle, now });
   await registerOpenApi(app, config);
 
   const api = app as unknown as Api;

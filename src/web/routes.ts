@@ -234,6 +234,13 @@ export async function registerDashboard(
       if (!sameOrigin(request)) return forbidden(reply, undefined);
       const form = (request.body ?? {}) as Form;
       const next = safeNext(form['next']);
+      // Every attempt, good or bad, counts against the address's budget before any token is looked up.
+      const retryAfter = ctx.authThrottle?.signIn(request.ip, ctx.now());
+      if (retryAfter !== undefined) {
+        reply.header('retry-after', String(retryAfter));
+        const error = `Too many sign-in attempts from this address; try again in ${retryAfter} seconds.`;
+        return sendPage(reply, 429, loginView(CSS_HREF, { next, error }));
+      }
       const token = text(form['token'], 500);
       if (token === '') {
         return sendPage(reply, 400, loginView(CSS_HREF, { next, error: 'Enter an API token.' }));

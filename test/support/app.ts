@@ -23,14 +23,21 @@ export interface TestApp {
 
 /**
  * The real HTTP application on a fresh real database. `env` overrides configuration exactly as
- * environment variables would; logs are off and rate limiting is off unless a test turns it on.
+ * environment variables would; logs are off and rate limiting (per token, and of failed
+ * authentications per address) is off unless a test turns it on.
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
   options: { now?: () => number; forge?: (config: Config, db: TestDatabase) => Forge } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', MAINLINE_RATE_LIMIT: '0', ...db.env, ...env });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    MAINLINE_RATE_LIMIT: '0',
+    MAINLINE_AUTH_FAIL_LIMIT: '0',
+    ...db.env,
+    ...env,
+  });
   const app = await buildApp({
     config,
     database: db.database,

@@ -23,6 +23,8 @@ function presentedToken(request: FastifyRequest): string | undefined {
 /**
  * An onRequest hook: runs before the body is read, so unauthenticated callers cost no parsing.
  * Accepts `x-api-token` (Trunk v1) and `Authorization: Bearer` (Trunk v2), then applies the rate limit.
+ * Before the token is looked up, the client address's budget of failed authentications is checked
+ * (AuthThrottle): an address that keeps presenting bad tokens gets 429 without a database lookup.
  */
 export function authHook(ctx: AppContext, limiter: RateLimiter) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -30,7 +32,16 @@ export function authHook(ctx: AppContext, limiter: RateLimiter) {
     if (token === undefined) {
       throw new AppError('AUTHENTICATION_REQUIRED', 'Missing API token: send it in the x-api-token header');
     }
-    const caller = await authenticate(ctx.db, token, ctx.now());
+    const admission = ctx.authThrottle?.admit(request.ip, token, ctx.now());
+    let caller: Caller;
+    try {
+      caller = await authenticate(ctx.db, token, ctx.now());
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'INVALID_TOKEN') admission?.failed();
+      else admission?.abandoned();
+      throw error;
+    }
+    admission?.succeeded();
     request.caller = caller;
     if (limiter.enabled) reply.headers(limiter.take(caller.tokenId, ctx.now()));
   };

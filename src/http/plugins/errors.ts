@@ -1,4 +1,12 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import {
+  STATUS_CODES as HTTP_REASONS,
+  type IncomingMessage,
+  maxHeaderSize,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../../domain/errors.ts';
 import { type SchemaIssue, toDetails } from '../validation.ts';
 
@@ -23,8 +31,10 @@ const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'BAD_REQUEST',
   404: 'ROUTE_NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
+  408: 'REQUEST_TIMEOUT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'REQUEST_HEADERS_TOO_LARGE',
   429: 'RATE_LIMIT_EXCEEDED',
   503: 'SERVICE_UNAVAILABLE',
 };
@@ -81,13 +91,126 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
       ),
     );
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
+  const routes = new RouteMethods();
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url ?? route.path));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.methodsOf(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(
+        reply,
+        new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')} (see /docs for the API)`,
+        ),
+      );
+    }
+    return sendError(
       reply,
-      new AppError(
-        'ROUTE_NOT_FOUND',
-        `No route ${request.method} ${request.url.split('?')[0]}; see /docs for the API`,
-      ),
-    ),
+      new AppError('ROUTE_NOT_FOUND', `No route ${request.method} ${path}; see /docs for the API`),
+    );
+  });
+}
+
+/**
+ * The methods each registered path answers, so a known path asked with another method gets 405 with
+ * `Allow` instead of a 404 that suggests the path is wrong. Patterns are matched segment by segment
+ * (`:param` one segment, `*` the rest), as the router does.
+ */
+class RouteMethods {
+  readonly #patterns = new Map<string, { regex: RegExp; methods: Set<string> }>();
+
+  add(method: string | string[], url: string): void {
+    let entry = this.#patterns.get(url);
+    if (entry === undefined) {
+      const source = url
+        .split('/')
+        .map((segment) =>
+          segment === '*'
+            ? '.*'
+            : segment.includes(':')
+              ? '[^/]+'
+              : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+        )
+        .join('/');
+      entry = { regex: new RegExp(`^${source}$`), methods: new Set() };
+      this.#patterns.set(url, entry);
+    }
+    for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m.toUpperCase());
+  }
+
+  methodsOf(path: string): string[] {
+    const methods = new Set<string>();
+    for (const { regex, methods: these } of this.#patterns.values()) {
+      if (regex.test(path)) for (const m of these) methods.add(m);
+    }
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods].sort();
+  }
+}
+
+/** Request ids by raw request, so an error Node raises mid-request is answered with the request's own id. */
+const requestIds = new WeakMap<IncomingMessage, string>();
+
+export function rememberRequestId(req: IncomingMessage, id: string): string {
+  requestIds.set(req, id);
+  return id;
+}
+
+/** What Node's HTTP parser and timers raise before (or instead of) Fastify, as the envelope's code and message. */
+function clientErrorOf(
+  error: Error & { code?: string; reason?: string },
+  requestTimeoutSeconds: number,
+): AppError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return new AppError(
+      'REQUEST_HEADERS_TOO_LARGE',
+      `The request's headers are larger than the ${maxHeaderSize} bytes the server reads; send fewer or shorter headers`,
+    );
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new AppError(
+      'REQUEST_TIMEOUT',
+      `The request was not received in full within ${requestTimeoutSeconds} s (MAINLINE_REQUEST_TIMEOUT); send it again`,
+    );
+  }
+  const reason = typeof error.reason === 'string' ? error.reason.replace(/[^\x20-\x7e]/g, '') : 'malformed';
+  return new AppError(
+    'BAD_REQUEST',
+    `The request is not valid HTTP/1.1 (${reason}); check the request line (METHOD /path HTTP/1.1) and the headers`,
   );
+}
+
+/**
+ * Fastify's clientErrorHandler: errors Node raises before a request reaches Fastify (headers too
+ * large, a malformed request line, the request timeout) get the same JSON envelope and x-request-id as
+ * every other error, as a complete HTTP response on the raw socket, which is then closed.
+ */
+export function clientErrorHandler(requestTimeoutSeconds: number) {
+  return function (this: { log: FastifyBaseLogger }, error: Error & { code?: string }, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+    // Once a response has started on this socket, anything written now would corrupt it.
+    if (!socket.writable || inFlight?.headersSent === true) {
+      socket.destroy(error);
+      return;
+    }
+    const id = (inFlight?.req !== undefined ? requestIds.get(inFlight.req) : undefined) ?? randomUUID();
+    const answer = clientErrorOf(error, requestTimeoutSeconds);
+    this.log.info({ reqId: id, code: error.code, status: answer.status }, 'client error');
+    const body = JSON.stringify({ error: { code: answer.code, message: answer.message } });
+    socket.end(
+      [
+        `HTTP/1.1 ${answer.status} ${HTTP_REASONS[answer.status] ?? 'Error'}`,
+        'content-type: application/json; charset=utf-8',
+        `content-length: ${Buffer.byteLength(body)}`,
+        `x-request-id: ${id}`,
+        'connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+      () => socket.destroy(),
+    );
+  };
 }

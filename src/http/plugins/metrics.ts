@@ -1,6 +1,8 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { IngestGate } from '../../app/ingest/gate.ts';
+import type { AuthThrottle } from '../../app/throttle.ts';
 import { AppError } from '../../domain/errors.ts';
 
 /** Prometheus metrics of one server: a registry of its own, so several apps in one process never mix. */
@@ -46,11 +48,23 @@ export class Metrics {
   }
 }
 
+/** Compares a presented header with the expected one in constant time. */
+function sameBytes(expected: Buffer, presented: string | undefined): boolean {
+  const given = Buffer.from(presented ?? '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 /**
  * Records every response (route templates only, so unknown paths cannot blow up label cardinality)
  * and serves GET /metrics, optionally behind a bearer token.
  */
-export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: string | undefined): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  metrics: Metrics,
+  token: string | undefined,
+  guard: { readonly throttle?: AuthThrottle | undefined; readonly now: () => number } = { now: Date.now },
+): void {
+  const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route };
@@ -61,7 +75,9 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, token: s
     '/metrics',
     { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format 0.0.4)' } },
     async (request, reply) => {
-      if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
+      if (expected !== undefined && !sameBytes(expected, request.headers.authorization)) {
+        // A wrong token counts against the address's budget of failed authentications.
+        guard.throttle?.fail(request.ip, guard.now());
         throw new AppError(
           'AUTHENTICATION_REQUIRED',
           'GET /metrics needs Authorization: Bearer <MAINLINE_METRICS_TOKEN>',

@@ -1,9 +1,8 @@
+import { TokenBuckets } from '../../app/throttle.ts';
 import { AppError } from '../../domain/errors.ts';
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
-}
+/** Tokens whose buckets are kept at once; a dropped (least recently used) bucket starts full again. */
+const MAX_TOKENS = 100_000;
 
 /**
  * Per-token token bucket: `ratePerSecond` requests per second on average, bursts up to `burst`.
@@ -11,13 +10,12 @@ interface Bucket {
  * the rate (documented in the README).
  */
 export class RateLimiter {
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets: TokenBuckets;
   readonly #rate: number;
-  readonly #burst: number;
 
   constructor(ratePerSecond: number, burst: number) {
     this.#rate = ratePerSecond;
-    this.#burst = burst;
+    this.#buckets = new TokenBuckets(ratePerSecond, burst, MAX_TOKENS);
   }
 
   get enabled(): boolean {
@@ -26,26 +24,15 @@ export class RateLimiter {
 
   /** Takes one request from the key's bucket; returns the headers to send, or throws 429. */
   take(key: string, now: number): Record<string, string> {
-    const bucket = this.#refill(key, now);
-    if (bucket.tokens < 1) {
-      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate));
+    const taken = this.#buckets.take(key, now);
+    if (!taken.ok) {
       throw new AppError(
         'RATE_LIMIT_EXCEEDED',
-        `Rate limit of ${this.#rate} requests per second for this API token exceeded; retry after ${retryAfter} s`,
-        { headers: { 'retry-after': String(retryAfter), ...this.#headers(0) } },
+        `Rate limit of ${this.#rate} requests per second for this API token exceeded; retry after ${taken.retryAfter} s`,
+        { headers: { 'retry-after': String(taken.retryAfter), ...this.#headers(0) } },
       );
     }
-    bucket.tokens -= 1;
-    return this.#headers(Math.floor(bucket.tokens));
-  }
-
-  #refill(key: string, now: number): Bucket {
-    const bucket = this.#buckets.get(key) ?? { tokens: this.#burst, updatedAt: now };
-    const elapsed = Math.max(0, now - bucket.updatedAt) / 1000;
-    bucket.tokens = Math.min(this.#burst, bucket.tokens + elapsed * this.#rate);
-    bucket.updatedAt = now;
-    this.#buckets.set(key, bucket);
-    return bucket;
+    return this.#headers(taken.remaining);
   }
 
   #headers(remaining: number): Record<string, string> {
