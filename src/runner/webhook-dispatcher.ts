@@ -1,4 +1,14 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import type { AppContext } from '../app/context.ts';
+import {
+  AddressRefusedError,
+  literalHost,
+  pinnedLookup,
+  type Resolve,
+  refusal,
+} from '../app/webhooks-out/address-policy.ts';
 import { deliveryBody, signature } from '../app/webhooks-out/body.ts';
 import { retryDelay, webhookUrl } from '../domain/webhooks.ts';
 import {
@@ -20,8 +30,6 @@ const CONCURRENCY = 8;
 /** Delivered and given-up deliveries are kept this long (POST /v1/webhooks/deliveries shows them). */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
-/** Characters of a failed response's body kept in last_error. */
-const ERROR_BODY_CHARS = 300;
 
 type Log = {
   info(o: object, m: string): void;
@@ -30,8 +38,8 @@ type Log = {
 };
 
 export interface WebhookDispatcherOptions {
-  /** The HTTP client; the global fetch by default. */
-  readonly fetch?: typeof fetch;
+  /** How host names are resolved before connecting (getaddrinfo by default); every answer is checked. */
+  readonly resolve?: Resolve;
   /** Milliseconds a receiver has to answer (DEFAULT_TIMEOUT_MS). */
   readonly timeoutMs?: number;
 }
@@ -42,30 +50,72 @@ interface AttemptResult {
   readonly error: string | null;
 }
 
-/** The first characters of a response body, read without waiting for (or buffering) the rest. */
-async function bodyStart(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < ERROR_BODY_CHARS) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, ERROR_BODY_CHARS).replace(/\s+/g, ' ').trim();
+/** Fixed texts for the errors a connection can end with, by node's error code. */
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the receiver',
+  EPIPE: 'connection closed by the receiver',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (temporary DNS failure)',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+/**
+ * last_error for a failed attempt: a fixed reason chosen by the error's code, never its message (a
+ * parser or TLS message can quote what the receiver sent, e.g. its certificate's names).
+ */
+function describeError(err: unknown, timeoutMs: number): string {
+  if (err instanceof AddressRefusedError) return err.message;
+  const e = err as { name?: unknown; code?: unknown };
+  if (e.name === 'AbortError' || e.name === 'TimeoutError') return `no response within ${timeoutMs} ms`;
+  const code = typeof e.code === 'string' && /^[A-Z][A-Z0-9_]{1,60}$/.test(e.code) ? e.code : null;
+  if (code === null) return 'request failed';
+  const known = REASONS[code];
+  if (known !== undefined) return known;
+  if (code.startsWith('HPE_')) return 'the receiver did not answer with valid HTTP';
+  if (/CERT|TLS|SSL/.test(code)) return `TLS handshake failed (${code})`;
+  return `request failed (${code})`;
 }
 
-function describeError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `no response within ${timeoutMs} ms`;
-  const cause = e.cause?.code ?? e.cause?.message;
-  return cause !== undefined ? `${e.message ?? 'request failed'}: ${cause}` : String(e.message ?? err);
+/** last_error for a non-2xx answer: its status only, nothing of its headers or body. */
+function describeStatus(status: number): string {
+  if (status >= 300 && status < 400) return `receiver answered ${status} (redirects are not followed)`;
+  return `receiver answered ${status}`;
+}
+
+/**
+ * POSTs `body` and resolves with the answer's status. The response is destroyed unread: nothing the
+ * receiver sends back is kept, so a webhook cannot be used to read what the server can reach.
+ */
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  lookup: LookupFunction,
+  signal: AbortSignal,
+): Promise<number> {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup,
+        // A fresh connection per delivery, always through `lookup` (a pooled socket could outlive a check).
+        agent: false,
+        signal,
+      },
+      (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /**
@@ -76,14 +126,14 @@ function describeError(err: unknown, timeoutMs: number): string {
 export class WebhookDispatcher {
   readonly #ctx: AppContext;
   readonly #log: Log;
-  readonly #fetch: typeof fetch;
+  readonly #resolve: Resolve | undefined;
   readonly #timeoutMs: number;
   #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(ctx: AppContext, log: Log, options: WebhookDispatcherOptions = {}) {
     this.#ctx = ctx;
     this.#log = log;
-    this.#fetch = options.fetch ?? fetch;
+    this.#resolve = options.resolve;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
@@ -141,10 +191,15 @@ export class WebhookDispatcher {
     if (d.disabled_at !== null) return { ok: false, status: null, error: 'the endpoint is disabled' };
     const url = webhookUrl(d.url);
     if (url === null) return { ok: false, status: null, error: 'the endpoint URL is not http(s)' };
+    // Checked on every attempt, not only at creation: the setting or the name's DNS may have changed.
+    const allowPrivate = this.#ctx.config.webhookAllowPrivate;
+    const literal = literalHost(url);
+    const refused = literal === null ? null : refusal(literal, allowPrivate);
+    if (refused !== null) throw new AddressRefusedError(refused);
     const body = deliveryBody(d, this.#ctx.config.publicUrl);
-    const response = await this.#fetch(url, {
-      method: 'POST',
-      headers: {
+    const status = await post(
+      url,
+      {
         'content-type': 'application/json',
         'user-agent': 'Mainline-Webhooks',
         'x-mainline-event': d.event_type,
@@ -152,20 +207,12 @@ export class WebhookDispatcher {
         'x-mainline-signature-256': signature(d.secret, body),
       },
       body,
-      // A redirect is an answer, not a success: following it would send the event somewhere else.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(this.#timeoutMs),
-    });
-    if (response.status >= 200 && response.status < 300) {
-      await response.body?.cancel().catch(() => undefined);
-      return { ok: true, status: response.status, error: null };
-    }
-    const text = await bodyStart(response).catch(() => '');
-    return {
-      ok: false,
-      status: response.status,
-      error: `HTTP ${response.status}${text === '' ? '' : `: ${text}`}`,
-    };
+      pinnedLookup(allowPrivate, this.#resolve),
+      AbortSignal.timeout(this.#timeoutMs),
+    );
+    // A redirect is an answer, not a success: following it would send the event somewhere else.
+    if (status >= 200 && status < 300) return { ok: true, status, error: null };
+    return { ok: false, status, error: describeStatus(status) };
   }
 }
 

@@ -10,6 +10,7 @@ import { junitXml, upload } from '../support/upload.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 const PUBLIC_URL = 'https://mainline.example.test';
+const ALLOW_PRIVATE = { MAINLINE_WEBHOOK_ALLOW_PRIVATE: '1' };
 
 interface Received {
   readonly path: string;
@@ -91,7 +92,8 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
   const deliveryRows = () => t.db.database.db.selectFrom('webhook_deliveries').selectAll().execute();
 
   beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_PUBLIC_URL: PUBLIC_URL }, { now: () => clock });
+    // The receiver is on loopback, which only the operator's opt-in lets webhooks reach.
+    t = await buildTestApp({ MAINLINE_PUBLIC_URL: PUBLIC_URL, ...ALLOW_PRIVATE }, { now: () => clock });
     token = await t.token('acme');
     otherToken = await t.token('globex');
     receiver = await Receiver.start();
@@ -290,7 +292,8 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
     let listed = (await deliveries(hook.id)).json().deliveries.slice(0, 2);
     for (const d of listed) {
       expect(d).toMatchObject({ status: 'pending', attempts: 1, last_status: 500 });
-      expect(d.last_error).toBe('HTTP 500: receiver says no');
+      // The status only: nothing of what the receiver answered ("receiver says no") is kept.
+      expect(d.last_error).toBe('receiver answered 500');
       expect(d.next_attempt_at).toBe(new Date(clock + 10_000).toISOString());
     }
     expect(await dispatcher.runOnce()).toBe(0);
@@ -404,7 +407,7 @@ describe('outgoing webhooks: merge-queue events', () => {
   afterAll(() => receiver.close());
 
   it('a merged PR → pull_request.merged with the merged sha; a failing one → pull_request.failed with the reason', async () => {
-    s = await GitScenario.create({ directMergeMode: 'off' });
+    s = await GitScenario.create({ directMergeMode: 'off' }, undefined, ALLOW_PRIVATE);
     const scenario = s;
     const created = await s.post('/v1/webhooks/create', {
       url: receiver.url('/queue'),
@@ -464,5 +467,147 @@ describe('outgoing webhooks: merge-queue events', () => {
       merged_sha: null,
     });
     expect(s.history()).toEqual(['Add a (#1)', 'Initial commit']);
+  });
+});
+
+describe('outgoing webhooks: which addresses they may reach', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+  });
+  afterAll(() => receiver.close());
+
+  const create = (t: TestApp, token: string, url: string) =>
+    t.post('/v1/webhooks/create', { url, events: ['test.status_changed'] }, token);
+  /** A test failing then passing on one commit: a test.status_changed event for every endpoint. */
+  const flip = async (t: TestApp, token: string, name: string, advance: () => void) => {
+    await upload(t, token, [{ name: 'a.xml', content: junitXml([{ name, fail: 'boom' }]) }], { sha: name });
+    advance();
+    await upload(t, token, [{ name: 'a.xml', content: junitXml([{ name }]) }], { sha: name });
+  };
+  const newest = async (t: TestApp, token: string, id: string) => {
+    const res = await t.post('/v1/webhooks/deliveries', { id, limit: 1 }, token);
+    return { raw: res.body, delivery: res.json().deliveries[0] };
+  };
+
+  it('with the default config, loopback and private targets (the server itself included) are refused at creation, naming the setting', async () => {
+    const t = await buildTestApp();
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (t.app.server.address() as AddressInfo).port;
+      const token = await t.token('acme');
+      const refused: [string, string][] = [
+        [`http://127.0.0.1:${port}/v1/repositories/list`, '127.0.0.1 is a loopback address'],
+        [`http://localhost:${port}/v1/repositories/list`, 'localhost resolves only to refused addresses'],
+        ['http://[::1]:9/hook', '::1 is a loopback address'],
+        ['http://[::ffff:127.0.0.1]:9/hook', '(IPv4 127.0.0.1) is a loopback address'],
+        ['http://2130706433:9/hook', '127.0.0.1 is a loopback address'],
+        ['http://10.0.0.5/hook', '10.0.0.5 is a private address'],
+        ['https://192.168.1.20/hook', '192.168.1.20 is a private address'],
+      ];
+      for (const [url, what] of refused) {
+        const res = await create(t, token, url);
+        expect(res.statusCode, url).toBe(400);
+        expect(res.json().error, url).toMatchObject({
+          code: 'VALIDATION_FAILED',
+          message: expect.stringContaining(what),
+          details: [{ path: '$.url', expected: 'a URL whose host is a public address' }],
+        });
+        expect(res.json().error.message).toContain('unless the server sets MAINLINE_WEBHOOK_ALLOW_PRIVATE=1');
+      }
+      expect((await t.post('/v1/webhooks/list', {}, token)).json()).toEqual({ webhooks: [] });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('link-local, cloud metadata and unspecified targets are refused even when private targets are allowed', async () => {
+    const t = await buildTestApp(ALLOW_PRIVATE);
+    try {
+      const token = await t.token('acme');
+      for (const url of [
+        'http://169.254.169.254/latest/meta-data/',
+        'http://[::ffff:169.254.169.254]/latest/meta-data/',
+        'http://[fd00:ec2::254]/',
+        'http://100.100.100.200/latest/meta-data/',
+        'http://[fe80::1]/hook',
+        'http://0.0.0.0:9/hook',
+        'http://[::]:9/hook',
+      ]) {
+        const res = await create(t, token, url);
+        expect(res.statusCode, url).toBe(400);
+        expect(res.json().error.message, url).toContain('refused whatever the server settings');
+        expect(res.json().error.message, url).not.toContain('MAINLINE_WEBHOOK_ALLOW_PRIVATE');
+      }
+      expect((await create(t, token, receiver.url('/allowed'))).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('finding 4: a webhook at the server’s own /v1/repositories/list never shows its answer; with the setting off, nothing is sent', async () => {
+    let clock = Date.UTC(2026, 10, 3, 12);
+    const t = await buildTestApp(ALLOW_PRIVATE, { now: () => clock });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const own = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/v1/repositories/list`;
+      const token = await t.token('acme');
+      // What the server answers a delivery there: the bytes the finding saw in last_error.
+      const answer = await (await fetch(own, { method: 'POST', body: '{}' })).text();
+      expect(answer).toContain('AUTHENTICATION_REQUIRED');
+      const ownHook = (await create(t, token, own)).json().id as string;
+      const named = (await create(t, token, receiver.url('/named').replace('127.0.0.1', 'localhost'))).json()
+        .id as string;
+      const moved = (await create(t, token, receiver.url('/moved'))).json().id as string;
+      receiver.answer = (path) => (path === '/moved' ? 307 : 200);
+
+      await flip(t, token, 'test_one', () => {
+        clock += 60_000;
+      });
+      const ctx = { db: t.db.database.db, config: t.config, now: () => clock };
+      expect(await new WebhookDispatcher(ctx, silent).runOnce()).toBe(3);
+      const first = await newest(t, token, ownHook);
+      expect(first.delivery).toMatchObject({ status: 'pending', last_status: 401 });
+      expect(first.delivery.last_error).toBe('receiver answered 401');
+      expect(first.raw).not.toContain('AUTHENTICATION_REQUIRED');
+      expect(first.raw).not.toContain(answer.slice(0, 20));
+      // A host name is resolved, checked and connected to (here localhost → 127.0.0.1, allowed).
+      expect((await newest(t, token, named)).delivery).toMatchObject({
+        status: 'delivered',
+        last_status: 200,
+      });
+      expect(receiver.at('/named')).toHaveLength(1);
+      expect((await newest(t, token, moved)).delivery).toMatchObject({
+        status: 'pending',
+        last_status: 307,
+        last_error: 'receiver answered 307 (redirects are not followed)',
+      });
+
+      // The operator turns the setting off (the default): every attempt from now on is refused before
+      // any connection, whether the URL holds the address or a name that resolves to it.
+      receiver.answer = () => 200;
+      const sentBefore = receiver.received.length;
+      await flip(t, token, 'test_two', () => {
+        clock += 60_000;
+      });
+      const strict = { ...ctx, config: { ...t.config, webhookAllowPrivate: false } };
+      expect(await new WebhookDispatcher(strict, silent).runOnce()).toBe(5);
+      expect(receiver.received.length).toBe(sentBefore);
+      for (const id of [ownHook, moved]) {
+        expect((await newest(t, token, id)).delivery).toMatchObject({
+          status: 'pending',
+          last_status: null,
+          last_error: 'address not allowed: 127.0.0.1 is a loopback address',
+        });
+      }
+      expect((await newest(t, token, named)).delivery).toMatchObject({
+        status: 'pending',
+        last_status: null,
+        last_error: expect.stringMatching(/^address not allowed: (127\.0\.0\.1|::1) is a loopback address$/),
+      });
+    } finally {
+      receiver.answer = () => 200;
+      await t.close();
+    }
   });
 });

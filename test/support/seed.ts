@@ -59,7 +59,10 @@ const ok = (res: { statusCode: number; body: string }, what: string) =>
  */
 export async function seedTenants(): Promise<Tenants> {
   const tag = randomBytes(4).toString('hex');
-  const scenario = await GitScenario.create({ directMergeMode: 'off' });
+  // A's webhook points at loopback (nothing is sent to it), which needs the operator's opt-in.
+  const scenario = await GitScenario.create({ directMergeMode: 'off' }, undefined, {
+    MAINLINE_WEBHOOK_ALLOW_PRIVATE: '1',
+  });
   const { t, token } = scenario;
   const db = t.db.database.db;
   const names = {

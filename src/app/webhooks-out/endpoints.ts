@@ -17,6 +17,7 @@ import {
   type WebhookEndpointRow,
 } from '../../store/webhooks-out.ts';
 import type { AppContext, Caller } from '../context.ts';
+import { literalHost, type Refusal, urlRefusal } from './address-policy.ts';
 
 /** Endpoints one organization may have. */
 export const MAX_ENDPOINTS_PER_ORG = 20;
@@ -49,6 +50,21 @@ function notFound(id: string): AppError {
   return new AppError('WEBHOOK_NOT_FOUND', `No webhook with id ${id} in this organization`);
 }
 
+/** The 400 for a URL whose address the policy refuses, saying what is refused and what allows it. */
+function refusedUrl(url: URL, refused: Refusal): AppError {
+  const host =
+    literalHost(url) === null
+      ? `${url.hostname} resolves only to refused addresses (${refused.reason})`
+      : refused.reason;
+  const rule = refused.allowable
+    ? 'private and loopback addresses are refused unless the server sets MAINLINE_WEBHOOK_ALLOW_PRIVATE=1'
+    : 'link-local, cloud metadata, unspecified, broadcast, multicast and reserved addresses are refused whatever the server settings';
+  const expected = 'a URL whose host is a public address';
+  return new AppError('VALIDATION_FAILED', `Invalid request: $.url is not allowed: ${host}; ${rule}`, {
+    details: [{ path: '$.url', expected, message: `$.url must be ${expected} (${host}; ${rule})` }],
+  });
+}
+
 /** A new endpoint; its secret is returned here and never again. */
 export async function createWebhook(
   ctx: AppContext,
@@ -62,6 +78,8 @@ export async function createWebhook(
       details: [{ path: '$.url', expected, message: `$.url must be ${expected}` }],
     });
   }
+  const refused = await urlRefusal(url, ctx.config.webhookAllowPrivate);
+  if (refused !== null) throw refusedUrl(url, refused);
   if ((await countEndpoints(ctx.db, caller.orgId)) >= MAX_ENDPOINTS_PER_ORG) {
     throw new AppError(
       'BAD_REQUEST',
