@@ -93,9 +93,13 @@ export async function seedQueue(url: string, token: string, prs: number): Promis
     const ws = await Workspace.create(work, gitDir);
     const base = await ws.commit({ 'README.md': '# queue bench\n' }, 'Initial commit', AUTHOR);
     const numbers = Array.from({ length: prs }, (_, i) => i + 1);
+    const heads = new Map<number, string>();
     for (const n of numbers) {
       await ws.checkout(`pr-${n}`, base);
-      await ws.commit({ [`changes/pr-${n}.txt`]: `change ${n}\n` }, `Bench change ${n}`, AUTHOR);
+      heads.set(
+        n,
+        await ws.commit({ [`changes/pr-${n}.txt`]: `change ${n}\n` }, `Bench change ${n}`, AUTHOR),
+      );
     }
     await ws.push(['main', ...numbers.map((n) => `pr-${n}`)]);
     for (const n of numbers) {
@@ -127,6 +131,9 @@ export async function seedQueue(url: string, token: string, prs: number): Promis
       testingTimeoutMinutes: 24 * 60,
     });
     for (const n of numbers) {
+      // The PR's own CI passed on its head: the queue admits only such PRs.
+      const sha = heads.get(n) as string;
+      await api.post('git/reportStatus', { repo: QUEUE_REPO, sha, context: STATUS, state: 'success' });
       await api.post('submitPullRequest', {
         repo: QUEUE_REPO,
         targetBranch: QUEUE_BRANCH,

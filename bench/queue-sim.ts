@@ -486,6 +486,8 @@ export class QueueSim {
         baseBranch: 'main',
         mergeability: 'mergeable',
       },
+      // The PR's own CI passed on its head: it is ready to queue.
+      checks: [{ name: REQUIRED_CHECK, outcome: 'passed' }],
     });
     if (this.cfg.scenario.mode === 'parallel') {
       this.send({ type: 'impacted_targets_set', prNumber: n, headSha, targets: [target] });
@@ -687,6 +689,7 @@ function submitEvent(n: number): QueueEvent {
       baseBranch: 'main',
       mergeability: 'mergeable',
     },
+    checks: [{ name: REQUIRED_CHECK, outcome: 'passed' }],
   };
 }
 

@@ -32,8 +32,26 @@ export type BuildOutcome =
 export type MergeOutcome =
   /** The PR is on the target branch, which is now at newTargetSha. */
   | { readonly ok: true; readonly newTargetSha: string }
-  /** Refused: conflict, head moved, target moved meanwhile; reason says which. */
-  | { readonly ok: false; readonly reason: string };
+  /**
+   * Refused: conflict, head moved, target moved meanwhile; reason says which. targetMovedTo: refused
+   * only because the target is not at the expected tip but at this commit (nothing merged).
+   */
+  | { readonly ok: false; readonly reason: string; readonly targetMovedTo?: string };
+
+/** What to merge: the PR at headSha onto targetBranch, and only while it is at expectedTargetSha. */
+export interface MergeInput {
+  readonly targetBranch: string;
+  readonly prNumber: number;
+  readonly prTitle: string;
+  readonly headSha: string;
+  readonly method: MergeMethod;
+  /**
+   * The target tip the PR was proven on. The forge refuses (targetMovedTo) when the target is
+   * elsewhere, unless the PR already merged there (a repeated merge whose answer was lost);
+   * absent: no such check.
+   */
+  readonly expectedTargetSha?: string;
+}
 
 /**
  * The narrow interface through which the merge queue acts on a git host: the plain-git forge over
@@ -51,10 +69,7 @@ export interface Forge {
     repo: ForgeRepo,
     input: { testBranch: string; baseSha: string; prHeads: readonly { number: number; sha: string }[] },
   ): Promise<BuildOutcome>;
-  mergePullRequest(
-    repo: ForgeRepo,
-    input: { targetBranch: string; prNumber: number; prTitle: string; headSha: string; method: MergeMethod },
-  ): Promise<MergeOutcome>;
+  mergePullRequest(repo: ForgeRepo, input: MergeInput): Promise<MergeOutcome>;
   deleteBranch(repo: ForgeRepo, branch: string): Promise<void>;
   /** Required statuses from the repository's `.mainline.yaml` and from branch protection (null: none). */
   requiredStatuses(
@@ -83,6 +98,11 @@ export interface Forge {
   pollIntervalMs?(repo: ForgeRepo): number | undefined;
   /** Closes a pull request (a test branch's draft); absent where the forge has none. */
   closePullRequest?(repo: ForgeRepo, number: number): Promise<void>;
+  /**
+   * A user's role on the repository (GitHub: admin, maintain, write, triage, read or none), for
+   * deciding whether a PR comment's command may drive the queue; absent where the forge has no users.
+   */
+  collaboratorPermission?(repo: ForgeRepo, login: string): Promise<string>;
 }
 
 /** Several PRs as `forge.pullRequests` reads them together, or one by one where it cannot. */

@@ -8,6 +8,7 @@ import { MigrationError, migrateToLatest } from '../store/migrate.ts';
 import { CliError } from './client.ts';
 import { demoCommand } from './demo-command.ts';
 import { formatTokenTable } from './format.ts';
+import { GITHUB_USAGE, githubCommand } from './github-command.ts';
 import { testCommand } from './test-command.ts';
 import { clientContext, upload } from './upload.ts';
 
@@ -21,6 +22,7 @@ Commands:
   token list [--org <slug>] [--json]
                                  list tokens (never the tokens themselves)
   token revoke <token-id>        revoke a token; requests with it get 401 at once
+${GITHUB_USAGE}
   upload --junit <glob> [options]
                                  send JUnit XML reports to a Mainline server (from CI)
   test [upload options] -- <command…>
@@ -146,6 +148,8 @@ export async function main(argv: string[], out: Out = defaultOut): Promise<numbe
         return await migrate(out);
       case 'token':
         return await token(rest, out);
+      case 'github':
+        return await githubCommand(rest, out);
       case 'upload':
         return await upload(rest, clientContext(out));
       case 'test':

@@ -88,7 +88,7 @@ export const HISTORY: readonly HistoryCommit[] = [
     message: 'Add invoices and payments',
     author: PEOPLE.linus,
     daysAgo: 3,
-    files: { 'src/billing/invoice.ts': INVOICE, 'tests/billing.test.ts': testFile('tests/billing.test.ts') },
+    files: { 'src/billing/invoice.ts': INVOICE },
   },
   {
     message: 'Add product search with suggestions',
@@ -112,6 +112,12 @@ export const HISTORY: readonly HistoryCommit[] = [
       'tests/uploads.test.ts': testFile('tests/uploads.test.ts'),
     },
   },
+  {
+    message: 'Test invoices and payments',
+    author: PEOPLE.linus,
+    daysAgo: 0.1,
+    files: { 'tests/billing.test.ts': testFile('tests/billing.test.ts') },
+  },
 ];
 
 /** What the queue should do with a PR, and why. */
@@ -121,6 +127,8 @@ export interface DemoPr {
   readonly title: string;
   readonly author: GitPerson;
   readonly files: Files;
+  /** The commit of main's history the PR's branch starts from, counted back from the tip (default 0). */
+  readonly branchedBack?: number;
   readonly expected: 'merged' | 'failed';
   /** What the queue's reason for the final state must say. */
   readonly expectedReason?: RegExp;
@@ -172,9 +180,12 @@ export const PULL_REQUESTS: readonly DemoPr[] = [
         "import { cents } from './rounding.ts';\n\nexport interface",
       ).replace('sum + l.amount * l.quantity', 'sum + cents(l.amount * l.quantity)'),
     },
+    // Branched before main got the invoice tests: its own CI passes (the queue admits only PRs whose
+    // own required checks passed); tested on top of main, it breaks them.
+    branchedBack: 1,
     expected: 'failed',
     expectedReason: /required checks failed/,
-    story: `breaks "${BROKEN_TEST_NAME}": it fails on every attempt`,
+    story: `passes its own CI, branched before main got the invoice tests; on top of main it breaks "${BROKEN_TEST_NAME}" on every attempt`,
   },
   {
     number: 4,

@@ -162,7 +162,7 @@ export interface SuiteRun {
  * Runs the tests of the given files as a CI job with `retries` automatic retries of a failed test
  * would: a test affected by an active effect fails (the flaky one only on its first attempt).
  */
-export function runSuite(files: ReadonlySet<string>, effects: ReadonlySet<Effect>, retries = 2): SuiteRun {
+export function runSuite(files: ReadonlySet<string>, effects: ReadonlySet<Effect>, retries = 3): SuiteRun {
   const attempts: Attempt[] = [];
   const failed: SuiteTest[] = [];
   const retriedIntoPass: SuiteTest[] = [];

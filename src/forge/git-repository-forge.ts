@@ -2,8 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
-import type { BuildOutcome, Forge, ForgePullRequest, ForgeRepo, MergeOutcome } from '../app/ports.ts';
-import type { MergeMethod } from '../domain/queue/index.ts';
+import type {
+  BuildOutcome,
+  Forge,
+  ForgePullRequest,
+  ForgeRepo,
+  MergeInput,
+  MergeOutcome,
+} from '../app/ports.ts';
 import { findPullRequest, type GitPullRequestRow, setPullRequestState } from '../store/git-prs.ts';
 import type { Tables } from '../store/schema.ts';
 
@@ -140,11 +146,9 @@ export class GitRepositoryForge implements Forge {
     });
   }
 
-  async mergePullRequest(
-    repo: ForgeRepo,
-    input: { targetBranch: string; prNumber: number; prTitle: string; headSha: string; method: MergeMethod },
-  ): Promise<MergeOutcome> {
-    const result = await this.git.mergePullRequest(repo, input);
+  async mergePullRequest(repo: ForgeRepo, input: MergeInput): Promise<MergeOutcome> {
+    // The compare-and-swap on the target (expectedTargetSha) is git's: see forge/git/merge.ts.
+    const result = await this.git.mergePullRequest(repo, { ...input });
     if (result.ok) await setPullRequestState(this.#db, repo.id, input.prNumber, 'merged', this.#now());
     return result;
   }

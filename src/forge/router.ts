@@ -3,12 +3,14 @@ import {
   type Forge,
   type ForgePullRequest,
   type ForgeRepo,
+  type MergeInput,
   type MergeOutcome,
   type PrStateReport,
   pullRequestsOf,
 } from '../app/ports.ts';
 import type { Config } from '../config.ts';
-import type { MergeMethod } from '../domain/queue/index.ts';
+import { AppError } from '../domain/errors.ts';
+import { repoIsGranted } from '../store/forge-grants.ts';
 import { GitRepositoryForge } from './git-repository-forge.ts';
 import { GitHubForge } from './github/index.ts';
 
@@ -20,58 +22,81 @@ export class RoutingForge implements Forge {
   readonly git: GitRepositoryForge;
   readonly github: GitHubForge;
   readonly #githubHost: string;
+  readonly #granted: (repo: ForgeRepo) => Promise<boolean>;
 
-  constructor(git: GitRepositoryForge, github: GitHubForge, githubHost: string) {
+  /**
+   * `granted`: whether the stored repository's organization holds its owner's grant. Checked before
+   * every GitHub call, so a queue made before grants existed (or whose grant was revoked) stops
+   * acting on GitHub instead of going on with the server's credential.
+   */
+  constructor(
+    git: GitRepositoryForge,
+    github: GitHubForge,
+    githubHost: string,
+    granted: (repo: ForgeRepo) => Promise<boolean>,
+  ) {
     this.git = git;
     this.github = github;
     this.#githubHost = githubHost.toLowerCase();
+    this.#granted = granted;
   }
 
-  forgeOf(repo: ForgeRepo): Forge {
-    return repo.host.toLowerCase() === this.#githubHost ? this.github : this.git;
+  /** The repository's forge; on the GitHub host only for a repository whose organization was granted its owner. */
+  async forgeOf(repo: ForgeRepo): Promise<Forge> {
+    if (repo.host.toLowerCase() !== this.#githubHost) return this.git;
+    if (!(await this.#granted(repo))) {
+      throw new AppError(
+        'FORBIDDEN',
+        `The organization of ${repo.owner}/${repo.name} has not been granted the GitHub account "${repo.owner}" on ${repo.host}; nothing is done on GitHub until the operator grants it (mainline github grant / connect, docs/github.md)`,
+      );
+    }
+    return this.github;
   }
 
   pollIntervalMs(repo: ForgeRepo): number | undefined {
-    return this.forgeOf(repo).pollIntervalMs?.(repo);
+    return repo.host.toLowerCase() === this.#githubHost ? this.github.pollIntervalMs() : undefined;
   }
-  head(repo: ForgeRepo, branch: string): Promise<string | null> {
-    return this.forgeOf(repo).head(repo, branch);
+  async head(repo: ForgeRepo, branch: string): Promise<string | null> {
+    return (await this.forgeOf(repo)).head(repo, branch);
   }
-  pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null> {
-    return this.forgeOf(repo).pullRequest(repo, number);
+  async pullRequest(repo: ForgeRepo, number: number): Promise<ForgePullRequest | null> {
+    return (await this.forgeOf(repo)).pullRequest(repo, number);
   }
-  pullRequests(repo: ForgeRepo, numbers: readonly number[]): Promise<Map<number, ForgePullRequest | null>> {
-    return pullRequestsOf(this.forgeOf(repo), repo, numbers);
+  async pullRequests(
+    repo: ForgeRepo,
+    numbers: readonly number[],
+  ): Promise<Map<number, ForgePullRequest | null>> {
+    return pullRequestsOf(await this.forgeOf(repo), repo, numbers);
   }
-  buildTestBranch(
+  async buildTestBranch(
     repo: ForgeRepo,
     input: { testBranch: string; baseSha: string; prHeads: readonly { number: number; sha: string }[] },
   ): Promise<BuildOutcome> {
-    return this.forgeOf(repo).buildTestBranch(repo, input);
+    return (await this.forgeOf(repo)).buildTestBranch(repo, input);
   }
-  mergePullRequest(
-    repo: ForgeRepo,
-    input: { targetBranch: string; prNumber: number; prTitle: string; headSha: string; method: MergeMethod },
-  ): Promise<MergeOutcome> {
-    return this.forgeOf(repo).mergePullRequest(repo, input);
+  async mergePullRequest(repo: ForgeRepo, input: MergeInput): Promise<MergeOutcome> {
+    return (await this.forgeOf(repo)).mergePullRequest(repo, input);
   }
-  deleteBranch(repo: ForgeRepo, branch: string): Promise<void> {
-    return this.forgeOf(repo).deleteBranch(repo, branch);
+  async deleteBranch(repo: ForgeRepo, branch: string): Promise<void> {
+    return (await this.forgeOf(repo)).deleteBranch(repo, branch);
   }
-  requiredStatuses(repo: ForgeRepo, branch: string) {
-    return this.forgeOf(repo).requiredStatuses(repo, branch);
+  async requiredStatuses(repo: ForgeRepo, branch: string) {
+    return (await this.forgeOf(repo)).requiredStatuses(repo, branch);
   }
-  reportPrState(repo: ForgeRepo, input: PrStateReport): Promise<void> {
-    return this.forgeOf(repo).reportPrState(repo, input);
+  async reportPrState(repo: ForgeRepo, input: PrStateReport): Promise<void> {
+    return (await this.forgeOf(repo)).reportPrState(repo, input);
   }
   async createDraftPullRequest(
     repo: ForgeRepo,
     input: { testBranch: string; base: string; title: string; body: string },
   ): Promise<number | null> {
-    return (await this.forgeOf(repo).createDraftPullRequest?.(repo, input)) ?? null;
+    return (await (await this.forgeOf(repo)).createDraftPullRequest?.(repo, input)) ?? null;
   }
   async closePullRequest(repo: ForgeRepo, number: number): Promise<void> {
-    await this.forgeOf(repo).closePullRequest?.(repo, number);
+    await (await this.forgeOf(repo)).closePullRequest?.(repo, number);
+  }
+  async collaboratorPermission(repo: ForgeRepo, login: string): Promise<string> {
+    return (await (await this.forgeOf(repo)).collaboratorPermission?.(repo, login)) ?? 'none';
   }
 }
 
@@ -99,7 +124,7 @@ export function createForge(
       ...(options.log !== undefined ? { log: options.log } : {}),
     },
   });
-  return new RoutingForge(git, github, gh.host);
+  return new RoutingForge(git, github, gh.host, (repo) => repoIsGranted(options.db, repo.id));
 }
 
 /** The plain-git forge inside whatever forge the server runs (for the /v1/git API). */

@@ -1,5 +1,6 @@
 import type { AppContext } from '../app/context.ts';
 import { processGitHubEvent } from '../app/github/events.ts';
+import { WriterCache } from '../app/github/writers.ts';
 import type { Forge } from '../app/ports.ts';
 import {
   markDeliveryFailed,
@@ -25,6 +26,8 @@ export class GitHubEventProcessor {
   readonly #ctx: AppContext;
   readonly #forge: Forge;
   readonly #log: Log;
+  /** Who was found to have write access lately (commands from PR comments). */
+  readonly #writers = new WriterCache();
   #running: Promise<number> | undefined;
   #again = false;
 
@@ -58,6 +61,7 @@ export class GitHubEventProcessor {
             this.#forge,
             row.event,
             JSON.parse(row.payload),
+            this.#writers,
           );
           await markDeliveryProcessed(this.#ctx.db, row.id, outcome, this.#ctx.now());
           done++;

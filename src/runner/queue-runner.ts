@@ -281,18 +281,30 @@ export class QueueRunner {
     const row = await findQueueById(this.#ctx.db, queueId);
     const state = row === undefined ? undefined : loadState(row).state;
     const entry = state?.prs[String(action.prNumber)];
+    // An action saved before merge_pr carried the tip takes it from the state: while this merge is in
+    // flight the state's targetHead stays the tip the merge was decided on. Without such a state (the
+    // merge is no longer the one in flight) there is nothing to compare with, so no check; an empty
+    // tip (a branch that did not exist when the queue was made) cannot be compared either.
+    const inFlight = state?.merging?.prNumber === action.prNumber ? state.targetHead : undefined;
+    const expectedTargetSha = action.expectedTargetSha ?? inFlight;
     const merged = await this.#forge.mergePullRequest(repo, {
       targetBranch: state?.branch ?? '',
       prNumber: action.prNumber,
       prTitle: entry?.title ?? `#${action.prNumber}`,
       headSha: action.expectedHeadSha,
       method: action.method,
+      ...(expectedTargetSha ? { expectedTargetSha } : {}),
     });
     await this.#apply(
       queueId,
       merged.ok
         ? { type: 'merge_succeeded', prNumber: action.prNumber, newTargetSha: merged.newTargetSha }
-        : { type: 'merge_failed', prNumber: action.prNumber, reason: merged.reason },
+        : {
+            type: 'merge_failed',
+            prNumber: action.prNumber,
+            reason: merged.reason,
+            ...(merged.targetMovedTo !== undefined ? { targetMovedTo: merged.targetMovedTo } : {}),
+          },
     );
   }
 }

@@ -96,19 +96,3 @@ export async function deleteTestPr(db: Queryable, repoId: string, testBranch: st
     .where('test_branch', '=', testBranch)
     .execute();
 }
-
-/** Repositories (of any organization) that are this GitHub repository. */
-export function reposByFullName(
-  db: Queryable,
-  host: string,
-  owner: string,
-  name: string,
-): Promise<{ id: string; org_id: string; host: string; owner: string; name: string }[]> {
-  return db
-    .selectFrom('repositories')
-    .select(['id', 'org_id', 'host', 'owner', 'name'])
-    .where('host_key', '=', host.toLowerCase())
-    .where('owner_key', '=', owner.toLowerCase())
-    .where('name_key', '=', name.toLowerCase())
-    .execute();
-}

@@ -366,6 +366,18 @@ export interface GitHubTestPrsTable {
   created_at: number;
 }
 
+/** Which organization may act on a forge account (a GitHub owner on a host); one organization per owner. */
+export interface ForgeGrantsTable {
+  host_key: string;
+  owner_key: string;
+  /** The owner's login as given when granted (or as GitHub spells the installation's account). */
+  owner: string;
+  org_id: string;
+  /** The GitHub App installation the grant came from; null for a grant made for a personal token. */
+  installation_id: number | null;
+  created_at: number;
+}
+
 /** Per-repository daily figures of the dashboard's overview (filled on demand, see docs/dashboard.md). */
 export interface DashboardRepoDaysTable {
   repo_id: string;
@@ -387,6 +399,7 @@ export interface Tables {
   dashboard_repo_days: DashboardRepoDaysTable;
   github_deliveries: GitHubDeliveriesTable;
   github_test_prs: GitHubTestPrsTable;
+  forge_grants: ForgeGrantsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_archive: QueueArchiveTable;

@@ -112,7 +112,11 @@ describe(`crash during queue work (one server, ${onPostgres ? 'PostgreSQL' : 'SQ
     const prs = [1, 2, 3, 4, 5, 6, 7, 8];
     for (const n of prs) await remote.openPr(server.url, n);
     await post200(server.url, '/v1/createQueue', QUEUE);
-    await post200(server.url, '/v1/updateQueue', { ...QUEUE, directMergeMode: 'off' });
+    await post200(server.url, '/v1/updateQueue', {
+      ...QUEUE,
+      directMergeMode: 'off',
+      requiredStatuses: ['ci'],
+    });
     const kills: string[] = [];
     const db0 = db.database.db;
 
@@ -184,7 +188,11 @@ describe(`crash during queue work (one server, ${onPostgres ? 'PostgreSQL' : 'SQ
     await remote.openPr(server.url, 1);
     await remote.openPr(server.url, 2);
     await post200(server.url, '/v1/createQueue', QUEUE);
-    await post200(server.url, '/v1/updateQueue', { ...QUEUE, directMergeMode: 'off' });
+    await post200(server.url, '/v1/updateQueue', {
+      ...QUEUE,
+      directMergeMode: 'off',
+      requiredStatuses: ['ci'],
+    });
     await submit(1);
     await submit(2);
     await waitFor(

@@ -113,7 +113,7 @@ describe.skipIf(!onPostgres)('replicas on PostgreSQL (needs DATABASE_URL; skippe
     const remote = await GitRemote.create(a.url, REPO, path.join(root, 'work'));
     for (const n of PRS) await remote.openPr(a.url, n);
     await post200(a.url, '/v1/createQueue', QUEUE);
-    await post200(a.url, '/v1/updateQueue', { ...QUEUE, directMergeMode: 'off' });
+    await post200(a.url, '/v1/updateQueue', { ...QUEUE, directMergeMode: 'off', requiredStatuses: ['ci'] });
     for (const n of PRS) await post200(a.url, '/v1/submitPullRequest', { ...QUEUE, pr: { number: n } });
     const ownerA = await waitFor('A to take the lease', async () => (await readQueue(q, REPO)).leaseOwner, {
       timeoutMs: 10_000,

@@ -82,6 +82,7 @@ describe('failure texts', () => {
       '0013_failure_texts',
       '0014_results_without_test_fk',
       '0015_failure_text_use',
+      '0016_forge_grants',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

@@ -27,7 +27,15 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       const head = (await s.sim.pullRequest(owner, name, number)).head.sha;
       await s.sim.comment(owner, name, number, 'Looks good.\n/mainline merge', 'octocat');
       await s.deliver();
-      expect((await s.pr(number)).state).not.toBe('not_found');
+      await s.settle();
+      // Not queued until the required check passed on the PR's own head; the check_run webhook tells it.
+      const waiting = await s.pr(number);
+      expect(waiting.state).toBe('not_ready');
+      expect(waiting.stateReason).toBe(
+        `waiting for required checks to pass on its head ${head.slice(0, 12)}: ci`,
+      );
+      expect(await s.runsInProgress()).toEqual([]);
+      await s.headGreen(number);
       await s.settle();
 
       const runs = await s.runsInProgress();
@@ -76,6 +84,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       title: 'Add feature',
       files: { 'feature.txt': 'new\n' },
     });
+    await s.headGreen(number);
     await s.deliver();
     const before = await s.deliveriesStored();
     const payload = {
@@ -125,16 +134,19 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       title: 'One',
       files: { '1.txt': '1\n' },
     });
+    await s.headGreen(one);
     const two = await s.sim.openPullRequest(owner, name, {
       head: 'two',
       title: 'Two',
       files: { '2.txt': '2\n' },
     });
+    await s.headGreen(two);
     const three = await s.sim.openPullRequest(owner, name, {
       head: 'three',
       title: 'Three',
       files: { '3.txt': '3\n' },
     });
+    await s.headGreen(three);
     for (const n of [one, two, three]) await s.sim.comment(owner, name, n, '/mainline merge', 'octocat');
     await s.settle();
     expect((await s.pr(one)).state).toBe('testing');
@@ -158,6 +170,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       title: 'F',
       files: { 'f.txt': 'f\n' },
     });
+    await s.headGreen(number);
     // The first comment post fails (5xx), the first test-branch merge hits a secondary rate limit.
     s.sim.faults.fail('POST', `/repos/${owner}/${name}/issues/*/comments`, 502);
     s.sim.faults.inject({
@@ -196,6 +209,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       title: 'F',
       files: { 'f.txt': 'f\n' },
     });
+    await s.headGreen(number);
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     const before = (await s.runsInProgress())[0]!;
@@ -209,6 +223,39 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
     expect(JSON.parse(row.state).targetHead).toBe(pushed);
   });
 
+  it('a push to the target after the run passed but before the merge: the PR is tested again, not merged onto it', async () => {
+    s = await GitHubScenario.create({ directMergeMode: 'off' });
+    const number = await s.sim.openPullRequest(owner, name, {
+      head: 'f',
+      title: 'F',
+      files: { 'f.txt': 'f\n' },
+    });
+    await s.headGreen(number);
+    await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
+    await s.settle();
+    const first = (await s.runsInProgress())[0]!;
+    // CI passes and the queue decides to merge; before the runner carries the merge out, someone pushes.
+    await s.sim.completeCheck(owner, name, first.sha, { name: 'ci', conclusion: 'success' });
+    await s.deliver();
+    const pushed = await s.sim.commit(owner, name, 'main', { 'hotfix.txt': 'urgent\n' }, 'Hotfix');
+    await s.settle();
+
+    expect((await s.sim.pullRequest(owner, name, number)).merged).toBe(false);
+    expect(await s.sim.head(owner, name, 'main')).toBe(pushed);
+    const retest = (await s.runsInProgress())[0]!;
+    expect(retest.id).not.toBe(first.id);
+    expect(await s.sim.fileAt(owner, name, retest.sha, 'hotfix.txt')).toBe('urgent\n');
+    const pr = await s.pr(number);
+    expect(pr.state, pr.stateReason).toBe('testing');
+
+    await s.sim.completeCheck(owner, name, retest.sha, { name: 'ci', conclusion: 'success' });
+    await s.settle();
+    expect((await s.sim.pullRequest(owner, name, number)).merged).toBe(true);
+    expect(await s.sim.fileAt(owner, name, 'main', 'hotfix.txt')).toBe('urgent\n');
+    expect(await s.sim.fileAt(owner, name, 'main', 'f.txt')).toBe('f\n');
+    expect((await s.pr(number)).state).toBe('merged');
+  });
+
   it('commands are ignored when the queue turns them off', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off', commandsEnabled: false });
     const number = await s.sim.openPullRequest(owner, name, {
@@ -216,6 +263,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
       title: 'F',
       files: { 'f.txt': 'f\n' },
     });
+    await s.headGreen(number);
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     expect((await s.pr(number)).error?.code).toBe('PR_NOT_FOUND');
@@ -247,6 +295,7 @@ describe('flake protection on GitHub', () => {
       title: 'F',
       files: { 'f.txt': 'f\n' },
     });
+    await s.headGreen(number);
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     const run = (await s.runsInProgress())[0]!;

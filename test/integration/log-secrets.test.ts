@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantOwner } from '../../src/app/forge-grants.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { type GitHubSimulator, startGitHubSimulator } from '../support/github-sim/index.ts';
 import { type RunningServer, runCli, startServerProcess } from '../support/process.ts';
@@ -109,12 +110,15 @@ describe('secrets never appear in the logs', () => {
       MAINLINE_GITHUB_HOST: 'github.com',
       MAINLINE_METRICS_TOKEN: SECRETS.metricsToken,
       MAINLINE_WEBHOOK_POLL_MS: '100',
+      MAINLINE_WEBHOOK_ALLOW_PRIVATE: '1', // its webhook receiver is on 127.0.0.1
       MAINLINE_QUEUE_POLL_MS: '200',
     });
     const created = await runCli(['token', 'create', '--org', 'acme', '--name', 'ci'], db.env);
     expect(created.code, created.stderr).toBe(0);
     issued['api token'] = created.stdout.trim();
     expect(issued['api token']).toMatch(/^ml_/);
+    // The operator's grant (mainline github grant) that lets acme use its GitHub repositories.
+    await grantOwner(db.database.db, { orgSlug: 'acme', host: 'github.com', owner: 'acme', now: Date.now() });
   });
 
   afterAll(async () => {

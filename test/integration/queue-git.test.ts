@@ -99,6 +99,7 @@ describe('the merge queue on a real git repository', () => {
       { directMergeMode: 'off' },
       { 'README.md': 'hi\n', '.mainline.yaml': 'merge:\n  required_statuses:\n    - build\n    - test\n' },
     );
+    s.headChecks = ['build', 'test'];
     await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
     await s.submit(1);
     await s.settle();

@@ -26,6 +26,8 @@ describe('a server with GitHub configured still runs plain-git queues', () => {
         client: { baseUrl: 'http://127.0.0.1:9', auth: { kind: 'token', token: 'unused' }, log: silent },
       }),
       'ghe.example.com',
+      // Never asked: grants are checked only for repositories on the GitHub host.
+      async () => false,
     );
     const runner = new QueueRunner({ db, config: s.t.config, now }, forge, silent);
     const settle = async () => {

@@ -103,6 +103,7 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0016_forge_grants',
       '0015_failure_text_use',
       '0014_results_without_test_fk',
       '0013_failure_texts',
@@ -116,6 +117,7 @@ describe('test ordinals', () => {
       '0013_failure_texts',
       '0014_results_without_test_fk',
       '0015_failure_text_use',
+      '0016_forge_grants',
     ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]

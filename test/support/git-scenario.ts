@@ -21,6 +21,8 @@ export class GitScenario {
   readonly runner: QueueRunner;
   readonly #dirs: string[];
   clock: number;
+  /** The statuses CI reports passed on each PR's head when it is opened (the queue's required ones). */
+  headChecks: string[] = ['ci'];
 
   private constructor(
     t: TestApp,
@@ -47,12 +49,13 @@ export class GitScenario {
   static async create(
     settings: Record<string, unknown> = {},
     files: Record<string, string> = { 'README.md': 'hello\n' },
+    env: Record<string, string> = {},
   ): Promise<GitScenario> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-git-'));
     const clock = { now: Date.UTC(2026, 10, 2, 9) };
     let scenario: GitScenario | undefined;
     const t = await buildTestApp(
-      { MAINLINE_GIT_ROOT: path.join(root, 'repos') },
+      { MAINLINE_GIT_ROOT: path.join(root, 'repos'), ...env },
       { now: () => scenario?.clock ?? clock.now },
     );
     const token = await t.token('acme');
@@ -67,12 +70,23 @@ export class GitScenario {
     expect((await t.post('/v1/createQueue', { repo: REPO, targetBranch: 'main' }, token)).statusCode).toBe(
       200,
     );
-    if (Object.keys(settings).length > 0) {
+    // The queue tests nothing without required statuses: "ci" unless the test names them itself.
+    const yamlRequires = files['.mainline.yaml']?.includes('required_statuses') ?? false;
+    const required =
+      settings['requiredStatuses'] === undefined && !yamlRequires ? { requiredStatuses: ['ci'] } : {};
+    if (Object.keys(settings).length > 0 || !yamlRequires) {
       expect(
-        (await t.post('/v1/updateQueue', { repo: REPO, targetBranch: 'main', ...settings }, token))
-          .statusCode,
+        (
+          await t.post(
+            '/v1/updateQueue',
+            { repo: REPO, targetBranch: 'main', ...required, ...settings },
+            token,
+          )
+        ).statusCode,
       ).toBe(200);
     }
+    const named = settings['requiredStatuses'];
+    if (Array.isArray(named)) scenario.headChecks = named as string[];
     return scenario;
   }
 
@@ -89,8 +103,16 @@ export class GitScenario {
     this.git('commit', '-q', '-m', message);
   }
 
-  /** Pushes a branch off main with the files and registers it as PR n. */
-  async openPr(n: number, files: Record<string, string>, title = `PR ${n}`): Promise<void> {
+  /**
+   * Pushes a branch off main with the files and registers it as PR n; CI then reports `headCi` for
+   * each of `headChecks` on its head (a PR is ready to queue only once they passed there).
+   */
+  async openPr(
+    n: number,
+    files: Record<string, string>,
+    title = `PR ${n}`,
+    headCi: 'success' | 'failure' | 'none' = 'success',
+  ): Promise<void> {
     this.git('checkout', '-q', 'main');
     this.git('reset', '-q', '--hard', 'origin/main');
     this.git('checkout', '-q', '-B', `feature-${n}`);
@@ -104,6 +126,15 @@ export class GitScenario {
       headBranch: `feature-${n}`,
       baseBranch: 'main',
     });
+    expect(res.statusCode, res.body).toBe(200);
+    if (headCi === 'none') return;
+    for (const context of this.headChecks) await this.headCi(n, headCi, context);
+  }
+
+  /** CI reports a status on PR n's current head (its branch feature-n). */
+  async headCi(n: number, state: 'success' | 'failure' | 'pending', context = 'ci'): Promise<void> {
+    const sha = this.bareGit('rev-parse', `refs/heads/feature-${n}`);
+    const res = await this.post('/v1/git/reportStatus', { repo: REPO, sha, context, state });
     expect(res.statusCode, res.body).toBe(200);
   }
 

@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
+import { connectInstallation, grantOwner } from '../../src/app/forge-grants.ts';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { GitHubForge } from '../../src/forge/github/index.ts';
 import { RoutingForge } from '../../src/forge/router.ts';
 import { GitHubEventProcessor } from '../../src/runner/github-events.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
+import { repoIsGranted } from '../../src/store/forge-grants.ts';
 import { buildTestApp, type TestApp } from './app.ts';
 import { type GitHubSimulator, generateAppKeyPair, startGitHubSimulator } from './github-sim/index.ts';
 
@@ -36,7 +38,12 @@ export class GitHubScenario {
 
   static async create(
     settings: Record<string, unknown> = {},
-    options: { auth?: 'token' | 'app'; files?: Record<string, string> } = {},
+    options: {
+      auth?: 'token' | 'app';
+      files?: Record<string, string>;
+      /** Leave the organization without the grant of the repository's owner (and without a queue). */
+      ungranted?: boolean;
+    } = {},
   ): Promise<GitHubScenario> {
     const files = options.files ?? {
       'README.md': 'hello\n',
@@ -79,6 +86,7 @@ export class GitHubScenario {
             },
           }),
           'github.com',
+          (repo) => repoIsGranted(db.database.db, repo.id),
         );
         return forge;
       },
@@ -89,6 +97,20 @@ export class GitHubScenario {
     sim.setWebhookUrl(`http://127.0.0.1:${port}/webhooks/github`);
     const token = await t.token('acme');
     scenario = new GitHubScenario(sim, t, token, forge);
+    if (options.ungranted === true) return scenario;
+    // What the operator does once: connect the App's installation, or grant the owner for a token.
+    const db = t.db.database.db;
+    const at = scenario.clock;
+    const github = forge.github;
+    if (keys === undefined)
+      await grantOwner(db, { orgSlug: 'acme', host: 'github.com', owner: GH_REPO.owner, now: at });
+    else
+      await connectInstallation(db, (id) => github.client.installationAccount(id), {
+        orgSlug: 'acme',
+        host: 'github.com',
+        installationId: sim.installationId(GH_REPO.owner),
+        now: at,
+      });
     const created = await scenario.post('/v1/createQueue', { repo: GH_REPO, targetBranch: 'main' });
     expect(created.statusCode, created.body).toBe(200);
     if (Object.keys(settings).length > 0) {
@@ -104,6 +126,13 @@ export class GitHubScenario {
 
   post(url: string, body: object) {
     return this.t.post(url, body, this.token);
+  }
+
+  /** CI's required check ("ci") passes on PR n's head and the queue hears of it: only then is the PR ready. */
+  async headGreen(n: number): Promise<void> {
+    const head = (await this.sim.pullRequest(GH_REPO.owner, GH_REPO.name, n)).head.sha;
+    await this.sim.completeCheck(GH_REPO.owner, GH_REPO.name, head, { name: 'ci', conclusion: 'success' });
+    await this.deliver();
   }
 
   /** Waits for the simulator's webhooks, then processes the stored deliveries. */

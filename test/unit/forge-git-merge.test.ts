@@ -151,7 +151,11 @@ describe('mergePullRequest', () => {
     if (!prepared.ok) throw new Error(prepared.reason);
     const pushed = commitOn(fx, 'main', { 'e.txt': 'pushed meanwhile\n' }, 'concurrent push');
     const moved = await fx.forge.advanceBranch(fx.repo, 'main', prepared.newSha, prepared.targetSha);
-    expect(moved).toEqual({ ok: false, reason: expect.stringContaining(`moved to ${pushed}`) });
+    expect(moved).toEqual({
+      ok: false,
+      reason: expect.stringContaining(`moved to ${pushed}`),
+      movedTo: pushed,
+    });
     expect(main()).toBe(pushed);
     const retried = await fx.forge.mergePullRequest(fx.repo, { ...request, method: 'squash' });
     expect(retried.ok).toBe(true);
@@ -170,7 +174,11 @@ describe('mergePullRequest', () => {
       expectedTargetSha: base,
       method: 'merge_commit',
     });
-    expect(result).toEqual({ ok: false, reason: `main is at ${upstream}, expected ${base}` });
+    expect(result).toEqual({
+      ok: false,
+      reason: `main is at ${upstream}, expected ${base}`,
+      targetMovedTo: upstream,
+    });
     expect(main()).toBe(upstream);
   });
 

@@ -12,6 +12,7 @@ import { findPullRequest, type GitPullRequestRow } from '../../store/git-prs.ts'
 import { archivedPr } from '../../store/queue-archive.ts';
 import { listQueues } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
+import { assertForgeGranted } from '../forge-grants.ts';
 import type { Forge } from '../ports.ts';
 import { flakeProtectionOf } from '../queue/flake-judge.ts';
 import { getSubmittedPullRequest } from '../queue/prs.ts';
@@ -121,6 +122,7 @@ export async function pullPage(
   ref: RepoRef,
   prNumber: number,
 ): Promise<PullPage> {
+  await assertForgeGranted(ctx, caller, ref);
   const repository = await findRepository(ctx.db, caller, ref);
   const pull = await findPullRequest(ctx.db, repository.id, prNumber);
   const submissions: { branch: string; entry: PrEntry }[] = [];

@@ -1,22 +1,25 @@
 import { AppError } from '../../domain/errors.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
 import { upsertCommitStatus } from '../../store/git-prs.ts';
-import { reposByFullName } from '../../store/github.ts';
 import { findQueue, listQueues } from '../../store/queues.ts';
+import { findRepo } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
+import { deliveryOrg } from '../forge-grants.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 import { applyEvent, loadState } from '../queue/apply.ts';
 import { deliverStatuses } from '../queue/git-api.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
+import { refusalOf, WriterCache } from './writers.ts';
 
 /** The parts of GitHub's webhook payloads Mainline reads (docs/github.md). */
 interface Payload {
   action?: string;
   repository?: { name?: string; owner?: { login?: string } };
+  installation?: { id?: number };
   number?: number;
   pull_request?: { number?: number; merged?: boolean; head?: { sha?: string }; base?: { ref?: string } };
   issue?: { number?: number; pull_request?: unknown };
-  comment?: { body?: string; user?: { login?: string } };
+  comment?: { body?: string; user?: { login?: string }; author_association?: string };
   check_run?: {
     name?: string;
     head_sha?: string;
@@ -55,33 +58,39 @@ export function commentCommand(body: string): 'merge' | 'cancel' | null {
 }
 
 /**
- * Carries out one stored GitHub delivery against every Mainline repository that is this GitHub
- * repository, and returns what it did in words (kept on the delivery for operators). Safe to repeat:
- * every effect is an idempotent queue event or status upsert.
+ * Carries out one stored GitHub delivery for the one organization it belongs to (the organization the
+ * App installation was connected to, else the one granted the repository's owner: never every
+ * organization that has a repository of that name), and returns what it did in words (kept on the
+ * delivery for operators). Safe to repeat: every effect is an idempotent queue event or status upsert.
  */
 export async function processGitHubEvent(
   ctx: AppContext,
   forge: Forge,
   event: string,
   payload: Payload,
+  writers?: WriterCache,
 ): Promise<string> {
   const github = ctx.config.github;
   const owner = payload.repository?.owner?.login;
   const name = payload.repository?.name;
   if (github === undefined || owner === undefined || name === undefined) return 'ignored: no repository';
-  const repos = await reposByFullName(ctx.db, github.host, owner, name);
-  if (repos.length === 0) return `ignored: ${owner}/${name} is not a Mainline repository`;
-  const outcomes: string[] = [];
-  for (const repo of repos) {
-    const caller: Caller = {
-      tokenId: 'github',
-      tokenName: `${payload.comment?.user?.login ?? 'someone'} on GitHub`,
-      orgId: repo.org_id,
-      orgSlug: '',
-    };
-    outcomes.push(await processForRepo(ctx, forge, caller, repo, event, payload));
-  }
-  return outcomes.join('; ');
+  const installationId = typeof payload.installation?.id === 'number' ? payload.installation.id : undefined;
+  const orgId = await deliveryOrg(ctx.db, github.host, owner, installationId);
+  if (orgId === undefined)
+    return `ignored: ${owner} is not granted to any organization (${installationId === undefined ? 'mainline github grant' : 'mainline github connect'})`;
+  const repo = await findRepo(ctx.db, orgId, {
+    hostKey: github.host.toLowerCase(),
+    ownerKey: owner.toLowerCase(),
+    nameKey: name.toLowerCase(),
+  });
+  if (repo === undefined) return `ignored: ${owner}/${name} is not a Mainline repository`;
+  const caller: Caller = {
+    tokenId: 'github',
+    tokenName: `${payload.comment?.user?.login ?? 'someone'} on GitHub`,
+    orgId: repo.org_id,
+    orgSlug: '',
+  };
+  return processForRepo(ctx, forge, caller, repo, event, payload, writers ?? new WriterCache());
 }
 
 async function processForRepo(
@@ -91,12 +100,13 @@ async function processForRepo(
   repo: ForgeRepo,
   event: string,
   p: Payload,
+  writers: WriterCache,
 ): Promise<string> {
   switch (event) {
     case 'pull_request':
       return pullRequestEvent(ctx, repo, p);
     case 'issue_comment':
-      return commentEvent(ctx, forge, caller, repo, p);
+      return commentEvent(ctx, forge, caller, repo, p, writers);
     case 'check_run': {
       const run = p.check_run;
       if (run?.name === undefined || run.head_sha === undefined) return 'ignored: no check run';
@@ -173,6 +183,7 @@ async function commentEvent(
   caller: Caller,
   repo: ForgeRepo & { org_id?: string },
   p: Payload,
+  writers: WriterCache,
 ): Promise<string> {
   if (p.action !== 'created' || p.issue?.pull_request === undefined || p.issue.number === undefined)
     return 'ignored: not a new pull request comment';
@@ -185,6 +196,20 @@ async function commentEvent(
   if (row === undefined) return `ignored: no queue for ${pr.baseBranch}`;
   const state = loadState(row).state;
   if (!state.settings.commandsEnabled) return `ignored: commands are off for queue ${pr.baseBranch}`;
+  const login = p.comment?.user?.login;
+  const refusal = await refusalOf(forge, writers, repo, login, p.comment?.author_association, ctx.now());
+  if (refusal !== null) {
+    // Nothing changes in the queue; the commenter is told why (when the queue comments at all).
+    await forge.reportPrState(repo, {
+      prNumber: number,
+      headSha: pr.headSha,
+      state: getPrRecord(state, number)?.state ?? 'not_ready',
+      reason: `/mainline ${command} was refused: ${refusal}`,
+      comments: state.settings.commentsEnabled,
+      statusCheck: false,
+    });
+    return `/mainline ${command} on #${number} refused: ${refusal}`;
+  }
   const ref = { host: repo.host, owner: repo.owner, name: repo.name };
   const body = { repo: ref, targetBranch: pr.baseBranch, pr: { number } };
   try {

@@ -23,6 +23,7 @@ import {
 } from '../../store/test-cases.ts';
 import { findUploadByKey, insertUpload, setUploadResult } from '../../store/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
+import { assertForgeGranted } from '../forge-grants.ts';
 import { recomputeTests } from '../health/recompute.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
 import { runsForUpload } from '../queue/run-links.ts';
@@ -59,6 +60,7 @@ export interface UploadMeta {
  * what no longer holds.
  */
 export async function prepareUpload(ctx: AppContext, caller: Caller, meta: UploadMeta): Promise<UploadPrep> {
+  await assertForgeGranted(ctx, caller, meta.repo);
   const stored = await findRepo(ctx.db, caller.orgId, repoKey(meta.repo));
   const version = stored === undefined ? -1 : Number(stored.health_version);
   return new UploadPrep({
@@ -380,6 +382,7 @@ export async function ingestUpload(
   prep?: UploadPrep,
 ): Promise<UploadResult> {
   checkOrgSlug(caller, meta.org_url_slug);
+  await assertForgeGranted(ctx, caller, meta.repo);
   const earlier = await previousUpload(ctx.db, caller, meta);
   if (earlier !== undefined) return earlier;
   const now = prep?.basis.now ?? ctx.now();

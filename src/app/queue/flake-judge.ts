@@ -25,7 +25,7 @@ export async function flakeProtectionOf(
 
 /** The required statuses that failed, or null while any is still pending (nothing to judge yet). */
 function failedRequired(run: TestRun, checks: readonly CheckReport[]): string[] | null {
-  const names = run.requiredStatuses.length > 0 ? run.requiredStatuses : checks.map((c) => c.name);
+  const names = run.requiredStatuses;
   const outcome = (n: string) => checks.find((c) => c.name === n)?.outcome ?? 'pending';
   if (names.length === 0 || names.some((n) => outcome(n) === 'pending')) return null;
   return names.filter((n) => outcome(n) === 'failed');

@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import { type CheckOutcome, getPrRecord, isTerminal } from '../../domain/queue/index.ts';
+import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
 import { GitInputError } from '../../forge/git/index.ts';
 import type { GitRepositoryForge } from '../../forge/git-repository-forge.ts';
 import {
@@ -14,14 +14,8 @@ import type { AppContext, Caller } from '../context.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef } from '../repositories.ts';
 import { applyEvent, loadState } from './apply.ts';
+import { checkReports } from './checks.ts';
 import { ciEvents, flakeProtectionOf } from './flake-judge.ts';
-
-const OUTCOME: Record<string, CheckOutcome> = {
-  pending: 'pending',
-  success: 'passed',
-  failure: 'failed',
-  error: 'failed',
-};
 
 /** The plain-git forge's repository for a Mainline repository: created (bare) if absent; users push to its path. */
 export async function createGitRepository(
@@ -110,8 +104,9 @@ export async function closePullRequest(
 }
 
 /**
- * Feeds the statuses reported for `sha` to the queue runs tested at that commit, judged by the queue's
- * flake protection. Statuses older than a run are not its own (a retried run can have the same commit).
+ * Feeds the statuses reported for `sha` to the queues: to the runs tested at that commit, judged by the
+ * queue's flake protection (statuses older than a run are not its own: a retried run can have the same
+ * commit), and to the submitted PRs whose head it is (their readiness needs the required ones passed).
  */
 export async function deliverStatuses(
   ctx: AppContext,
@@ -123,19 +118,23 @@ export async function deliverStatuses(
   if (statuses.length === 0) return;
   for (const row of await listQueues(ctx.db, [repo.id])) {
     const state = loadState(row).state;
+    const heads = Object.values(state.prs).filter((e) => e.headSha === sha && !isTerminal(e.state));
+    for (const e of heads) {
+      const event = {
+        type: 'pr_checks_reported' as const,
+        prNumber: e.number,
+        headSha: sha,
+        checks: checkReports(statuses),
+      };
+      await applyEvent(ctx.db, row.id, event, ctx.now());
+    }
     const runs = Object.values(state.runs).filter(
       (r) => r.testBranchSha === sha && (r.status === 'in_progress' || r.status === 'building'),
     );
     if (runs.length === 0) continue;
     const mode = await flakeProtectionOf(forge, repo, row, state.branch);
     for (const run of runs) {
-      const checks = statuses
-        .filter((s) => s.updated_at >= run.createdAt)
-        .map((s) => ({
-          name: s.context,
-          outcome: OUTCOME[s.state] ?? 'pending',
-          ...(s.url ? { url: s.url } : {}),
-        }));
+      const checks = checkReports(statuses.filter((s) => s.updated_at >= run.createdAt));
       if (checks.length === 0) continue;
       for (const event of await ciEvents(ctx.db, { queue: row, run, checks, mode, now: ctx.now() })) {
         await applyEvent(ctx.db, row.id, event, ctx.now());

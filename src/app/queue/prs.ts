@@ -8,12 +8,14 @@ import {
   type QueueState,
 } from '../../domain/queue/index.ts';
 import { judgementsSince } from '../../store/flake.ts';
+import { commitStatuses } from '../../store/git-prs.ts';
 import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
 import { archivedPr, archivedRun } from '../../store/queue-archive.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
 import { applyEvent, discoveredEvent } from './apply.ts';
+import { checkReports } from './checks.ts';
 import { judgementRecord } from './flake-judge.ts';
 import { findQueueOf } from './queues.ts';
 import { enqueuedPrRecord } from './records.ts';
@@ -72,6 +74,8 @@ export async function submitPullRequest(
   const repo = { ...body.repo, id: queue.repoId };
   const required = await forge.requiredStatuses(repo, body.targetBranch);
   await applyEvent(ctx.db, queue.row.id, discoveredEvent(required), ctx.now());
+  // CI may have reported on the head before the submission: those results count for its readiness.
+  const checks = checkReports(await commitStatuses(ctx.db, queue.repoId, pr.headSha));
   await applyEvent(
     ctx.db,
     queue.row.id,
@@ -80,6 +84,7 @@ export async function submitPullRequest(
       pr: snapshot,
       priority,
       ...(body.noBatch !== undefined ? { noBatch: body.noBatch } : {}),
+      checks,
     },
     ctx.now(),
   );

@@ -5,6 +5,7 @@ import { createQueueState, listQueuedPrs, type Mode, type SettingsPatch } from '
 import { setFlakeProtection } from '../../store/flake.ts';
 import { findQueue, insertQueueIfAbsent, deleteQueue as removeQueue } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
+import { assertForgeGranted } from '../forge-grants.ts';
 import type { Forge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef, repoFullName } from '../repositories.ts';
 import { applyEvent, type LoadedQueue, loadState } from './apply.ts';
@@ -18,6 +19,7 @@ export async function findQueueOf(
   repo: RepoRef,
   branch: string,
 ): Promise<LoadedQueue & { repoId: string }> {
+  await assertForgeGranted(ctx, caller, repo);
   const repository = await findRepository(ctx.db, caller, repo);
   const row = await findQueue(ctx.db, repository.id, branch);
   if (row === undefined) {
@@ -36,6 +38,7 @@ export async function createQueue(
   forge: Forge,
   body: { repo: RepoRef; targetBranch: string; mode?: Mode | undefined; concurrency?: number | undefined },
 ): Promise<void> {
+  await assertForgeGranted(ctx, caller, body.repo);
   const now = ctx.now();
   const { repository } = await ensureRepository(ctx.db, caller, body.repo, now);
   const head = (await forge.head(repository, body.targetBranch)) ?? '';

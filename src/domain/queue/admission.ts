@@ -1,18 +1,55 @@
 import { type Ctx, canAdmit, ordered, pr, setPrState } from './context.ts';
 import { comparePriority, insertPosition, overlaps } from './graph.ts';
+import { queueStateName } from './read.ts';
+import { resolveRequired } from './runs.ts';
 import type { Mode, PrEntry, QueueState } from './types.ts';
 
-/** Readiness (mergequeue.md §1a): base matches, the forge says mergeable, targets for the head (parallel). */
-export function isReady(s: QueueState, e: PrEntry): boolean {
+/**
+ * Why a submitted PR is not ready to queue yet, or null when it is (mergequeue.md §1a): its base is the
+ * queue's branch, the forge says it may merge, every required status passed on its current head, and
+ * (parallel mode) impacted targets were uploaded for that head. A queue with no required statuses
+ * admits nothing: without a required check no test run could prove anything (as bors and GitHub's
+ * merge queue refuse to merge without one).
+ */
+export function notReadyReason(s: QueueState, e: PrEntry): string | null {
+  if (e.baseBranch !== s.branch) return `its base branch is ${e.baseBranch}, not ${s.branch}`;
+  const required = resolveRequired(s).statuses;
+  if (required.length === 0) return noRequiredStatusesReason(s);
+  if (e.mergeability !== 'mergeable') {
+    return `waiting for the forge to report it mergeable (now ${e.mergeability}: reviews, conflicts)`;
+  }
+  const head = e.headSha.slice(0, 12);
+  const outcome = (name: string) => e.headChecks?.find((c) => c.name === name)?.outcome ?? 'pending';
+  const failed = required.filter((n) => outcome(n) === 'failed');
+  if (failed.length > 0) {
+    return `required checks failed on its head ${head}: ${failed.join(', ')}; fix them (or run them again) to queue it`;
+  }
+  const waiting = required.filter((n) => outcome(n) !== 'passed');
+  if (waiting.length > 0)
+    return `waiting for required checks to pass on its head ${head}: ${waiting.join(', ')}`;
   const hasTargets = e.impactedTargets !== null && e.impactedTargets.sha === e.headSha;
+  if (s.settings.mode === 'parallel' && !hasTargets) {
+    return `waiting for impacted targets of its head ${head} (parallel mode)`;
+  }
+  return null;
+}
+
+export function noRequiredStatusesReason(s: QueueState): string {
   return (
-    e.baseBranch === s.branch &&
-    e.mergeability === 'mergeable' &&
-    (s.settings.mode === 'single' || hasTargets)
+    `the queue for ${s.branch} has no required statuses, so no test could prove a PR safe to merge; ` +
+    'set requiredStatuses with updateQueue, required_statuses in .mainline.yaml, or required checks in branch protection'
   );
 }
 
-/** directMergeMode always: up to date with the target and nothing queued in its lane. */
+export function isReady(s: QueueState, e: PrEntry): boolean {
+  return notReadyReason(s, e) === null;
+}
+
+/**
+ * directMergeMode always: a ready PR (its own required checks passed on its head) whose base is the
+ * target's tip, with nothing queued in its lane and nothing merging, merges without a test branch: the
+ * result is the tree its checks ran on.
+ */
 function canMergeDirectly(s: QueueState, e: PrEntry): boolean {
   if (s.settings.directMergeMode !== 'always' || s.merging !== null || e.baseSha !== s.targetHead)
     return false;
@@ -35,6 +72,8 @@ export function admitReady(ctx: Ctx): boolean {
         prNumber: e.number,
         method,
         expectedHeadSha: e.headSha,
+        // The tip the PR is based on: its own checks ran on exactly that history.
+        expectedTargetSha: s.targetHead,
         direct: true,
       });
       continue;
@@ -43,6 +82,30 @@ export function admitReady(ctx: Ctx): boolean {
     setPrState(ctx, e, 'pending', 'admitted to the queue; waiting to be tested');
   }
   return candidates.length > 0;
+}
+
+/**
+ * Keep each not_ready PR's reason saying what it waits for now. A pending PR of a queue that has lost
+ * its required statuses goes back to not_ready (no run could prove it); runs already started keep
+ * the statuses they were created with.
+ */
+export function explainWaiting(ctx: Ctx): boolean {
+  const { s } = ctx;
+  let changed = false;
+  if (resolveRequired(s).statuses.length === 0) {
+    for (const e of ordered(s).filter((o) => o.state === 'pending')) {
+      setPrState(ctx, e, 'not_ready', noRequiredStatusesReason(s));
+      changed = true;
+    }
+  }
+  for (const e of Object.values(s.prs)) {
+    if (e.state !== 'not_ready' || s.merging?.prNumber === e.number) continue;
+    const reason = notReadyReason(s, e) ?? `ready; waiting while the queue is ${queueStateName(s)}`;
+    if (reason === e.reason) continue;
+    setPrState(ctx, e, 'not_ready', reason);
+    changed = true;
+  }
+  return changed;
 }
 
 /** PRs whose testing is under way or done but not merged: a mode switch waits for them. */

@@ -1,5 +1,5 @@
 import { type Ctx, canStartRuns, findRun, isActive, pr, setPrState } from './context.ts';
-import { createRun } from './runs.ts';
+import { createRun, resolveRequired } from './runs.ts';
 import type { Bisection, BisectNode, TestRun } from './types.ts';
 
 /**
@@ -100,7 +100,8 @@ function unblock(b: Bisection): boolean {
 
 function startNodes(ctx: Ctx, b: Bisection): boolean {
   const parent = findRun(ctx.s, b.parentRunId);
-  if (!parent || !canStartRuns(ctx.s)) return false;
+  // A run without required statuses could prove nothing: the bisection waits until the queue has some.
+  if (!parent || !canStartRuns(ctx.s) || resolveRequired(ctx.s).statuses.length === 0) return false;
   let changed = false;
   for (const node of b.nodes) {
     const running = Object.values(ctx.s.runs).filter((r) => r.kind === 'bisection' && isActive(r)).length;

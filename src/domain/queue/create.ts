@@ -31,7 +31,9 @@ export function defaultSettings(concurrency = 5): QueueSettings {
     commentsEnabled: true,
     commandsEnabled: true,
     statusCheckEnabled: true,
-    directMergeMode: 'always',
+    // Off by default: a direct merge skips the test branch, so it is opt-in (and even then only for a
+    // ready PR, whose own required checks passed, based on the target's tip).
+    directMergeMode: 'off',
     optimizationMode: 'off',
     mergeMethod: 'squash',
     testBranchPrefix: DEFAULT_TEST_BRANCH_PREFIX,

@@ -52,7 +52,16 @@ export interface SettingsPatch {
 
 export type QueueEvent =
   /** A PR was submitted (API, command, checkbox), or resubmitted after it failed or was cancelled. */
-  | { type: 'pr_submitted'; pr: PrSnapshot; priority?: number | PriorityName | null; noBatch?: boolean }
+  | {
+      type: 'pr_submitted';
+      pr: PrSnapshot;
+      priority?: number | PriorityName | null;
+      noBatch?: boolean;
+      /** Checks already reported on the PR's head (stored commit statuses), for its readiness. */
+      checks?: CheckReport[];
+    }
+  /** CI reported checks on a PR's head commit; ignored unless headSha is the PR's current head. */
+  | { type: 'pr_checks_reported'; prNumber: number; headSha: string; checks: CheckReport[] }
   /** The forge re-evaluated a submitted PR (mergeability, base branch or base commit changed). */
   | {
       type: 'pr_readiness_changed';
@@ -77,8 +86,12 @@ export type QueueEvent =
   | { type: 'ci_reported'; runId: string; checks: CheckReport[]; verdict?: VerdictOverride }
   /** A merge_pr action succeeded; the target branch is now at newTargetSha. */
   | { type: 'merge_succeeded'; prNumber: number; newTargetSha: string }
-  /** A merge_pr action was refused (conflict, head changed, permissions). */
-  | { type: 'merge_failed'; prNumber: number; reason: string }
+  /**
+   * A merge_pr action was refused (conflict, head changed, permissions). targetMovedTo: refused only
+   * because the target branch is no longer at the expected tip but at this commit (a push from
+   * outside): not the PR's fault, it is tested again on that tip.
+   */
+  | { type: 'merge_failed'; prNumber: number; reason: string; targetMovedTo?: string }
   /** The target branch head is now sha (our own merges are recognised and ignored). */
   | { type: 'target_moved'; sha: string }
   /** Time passed: timeouts and batching waits are evaluated at `now`. */

@@ -1,7 +1,9 @@
+import { notReadyReason } from './admission.ts';
 import { abortBisection } from './bisect.ts';
 import { type Ctx, findPr, findRun, isActive, isTerminal, nextId, pr, setPrState } from './context.ts';
 import { parsePriority } from './create.ts';
-import type { QueueEvent } from './events.ts';
+import type { CheckReport, QueueEvent } from './events.ts';
+import { mergeChecks } from './runs.ts';
 import type { PrEntry } from './types.ts';
 
 type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
@@ -9,7 +11,10 @@ type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
 /** A submission creates a not_ready entry; a PR already in the queue keeps its place. */
 export function onSubmitted(ctx: Ctx, ev: Ev<'pr_submitted'>): void {
   const existing = findPr(ctx.s, ev.pr.number);
-  if (existing && existing.state !== 'failed' && existing.state !== 'cancelled') return;
+  if (existing && existing.state !== 'failed' && existing.state !== 'cancelled') {
+    if (existing.headSha === ev.pr.headSha && !isTerminal(existing.state)) headChecksOf(existing, ev.checks);
+    return;
+  }
   const priority = parsePriority(ev.priority);
   const e: PrEntry = {
     ...ev.pr,
@@ -27,9 +32,25 @@ export function onSubmitted(ctx: Ctx, ev: Ev<'pr_submitted'>): void {
     seq: ctx.s.nextSeq,
     runId: null,
     proofRunId: null,
+    headChecks: [],
   };
+  headChecksOf(e, ev.checks);
   ctx.s.prs[String(e.number)] = e;
-  setPrState(ctx, e, 'not_ready', 'submitted; waiting until it is ready to queue');
+  setPrState(ctx, e, 'not_ready', notReadyReason(ctx.s, e) ?? 'submitted; ready to queue');
+}
+
+/** Record checks reported on the PR's current head (latest result per name wins). */
+function headChecksOf(e: PrEntry, reports: readonly CheckReport[] | undefined): void {
+  if (reports === undefined || reports.length === 0) return;
+  e.headChecks ??= [];
+  mergeChecks(e.headChecks, reports);
+}
+
+/** CI results on a PR's own head count for its readiness; results for any other commit never do. */
+export function onHeadChecks(ctx: Ctx, ev: Ev<'pr_checks_reported'>): void {
+  const e = findPr(ctx.s, ev.prNumber);
+  if (!e || isTerminal(e.state) || e.headSha !== ev.headSha) return;
+  headChecksOf(e, ev.checks);
 }
 
 /** Mergeability or base changes; a queued PR retargeted to another branch leaves the queue. */
@@ -53,6 +74,7 @@ export function onHeadUpdated(ctx: Ctx, ev: Ev<'pr_head_updated'>): void {
     setPrState(ctx, e, 'cancelled', reason);
   }
   e.headSha = ev.headSha;
+  e.headChecks = [];
 }
 
 export function onCancelled(ctx: Ctx, ev: Ev<'pr_cancelled'>): void {

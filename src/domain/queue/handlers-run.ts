@@ -27,7 +27,7 @@ export function onBranchFailed(ctx: Ctx, ev: Ev<'test_branch_failed'>): void {
 export function onCiReported(ctx: Ctx, ev: Ev<'ci_reported'>): void {
   const run = findRun(ctx.s, ev.runId);
   if (!run || !isActive(run)) return;
-  mergeChecks(run, ev.checks);
+  mergeChecks(run.checks, ev.checks);
   const verdict = judgeChecks(run, ev.verdict);
   if (verdict !== null) finishRun(ctx, run, verdict);
 }

@@ -17,16 +17,30 @@ export function onMergeSucceeded(ctx: Ctx, ev: Ev<'merge_succeeded'>): void {
   const how = direct ? 'merged directly: up to date with the target and nothing queued ahead' : 'merged';
   const late = isTerminal(e.state) ? ` (the merge was already under way when it was ${e.state})` : '';
   setPrState(ctx, e, 'merged', `${how} into ${s.branch} with ${s.settings.mergeMethod}${late}`);
-  applyDeferredPush(ctx, ev.newTargetSha);
+  // A push from outside landed while our merge was in flight. The forge merged onto the tip it found,
+  // so newTargetSha holds that push if it came first (and the next poll reports it if it came later):
+  // either way the history our runs were built on is gone, and the tip is our merge, not the push.
+  const deferred = s.deferredTargetSha;
+  s.deferredTargetSha = null;
+  if (deferred !== null && deferred !== ev.newTargetSha) movedOutside(ctx, ev.newTargetSha);
 }
 
 export function onMergeFailed(ctx: Ctx, ev: Ev<'merge_failed'>): void {
   const { s } = ctx;
   if (s.merging?.prNumber !== ev.prNumber) return;
   s.merging = null;
+  if (ev.targetMovedTo !== undefined) {
+    // The forge refused because someone pushed to the target after we decided to merge: the PR did
+    // nothing wrong, but its proof was made on a history that is gone. As for any outside push, the
+    // runs built on the old history go stale and the PR is tested again on the new tip. The forge
+    // read that tip when it refused, so it is newer than a push deferred while the merge was in flight.
+    s.deferredTargetSha = null;
+    movedOutside(ctx, ev.targetMovedTo);
+    return;
+  }
   const e = findPr(s, ev.prNumber);
   if (e && !isTerminal(e.state)) setPrState(ctx, e, 'failed', `merge failed: ${ev.reason}`);
-  applyDeferredPush(ctx, null);
+  applyDeferredPush(ctx);
 }
 
 /** A push to the target: ours if already known; judged later while a merge is in flight; else outside. */
@@ -40,10 +54,11 @@ export function onTargetMoved(ctx: Ctx, ev: Ev<'target_moved'>): void {
   movedOutside(ctx, ev.sha);
 }
 
-function applyDeferredPush(ctx: Ctx, ourSha: string | null): void {
+/** Our merge failed: a push seen meanwhile is the target's new tip. */
+function applyDeferredPush(ctx: Ctx): void {
   const deferred = ctx.s.deferredTargetSha;
   ctx.s.deferredTargetSha = null;
-  if (deferred !== null && deferred !== ourSha) movedOutside(ctx, deferred);
+  if (deferred !== null) movedOutside(ctx, deferred);
 }
 
 /** The target moved outside the queue: every run built on the old history becomes stale. */

@@ -101,6 +101,15 @@ export function outstandingActions(s: QueueState): QueueAction[] {
   const method = s.settings.mergeMethod;
   return [
     ...builds,
-    { type: 'merge_pr', prNumber: e.number, method, expectedHeadSha: e.headSha, direct: merge.direct },
+    {
+      type: 'merge_pr',
+      prNumber: e.number,
+      method,
+      expectedHeadSha: e.headSha,
+      // targetHead does not move while a merge is in flight (pushes meanwhile are deferred), so it is
+      // still the tip the merge was decided on.
+      expectedTargetSha: s.targetHead,
+      direct: merge.direct,
+    },
   ];
 }

@@ -69,25 +69,26 @@ export function createRun(ctx: Ctx, spec: NewRun): TestRun {
   return run;
 }
 
-/** Merge newly reported checks into a run's list (latest result per name wins). */
-export function mergeChecks(run: TestRun, reports: readonly CheckReport[]): void {
+/** Merge newly reported checks into a list (latest result per name wins). */
+export function mergeChecks(checks: CheckResult[], reports: readonly CheckReport[]): void {
   for (const r of reports) {
     const check: CheckResult = { name: r.name, outcome: r.outcome, url: r.url ?? null };
-    const i = run.checks.findIndex((c) => c.name === r.name);
-    if (i >= 0) run.checks[i] = check;
-    else run.checks.push(check);
+    const i = checks.findIndex((c) => c.name === r.name);
+    if (i >= 0) checks[i] = check;
+    else checks.push(check);
   }
 }
 
 /**
  * The run's verdict from its checks: failed if a required status failed, succeeded once all passed.
- * With no required statuses configured, every reported check counts as required.
+ * A run without required statuses (only in states saved before the queue refused to test without
+ * them) never succeeds by its checks: a check that happened to report is no proof of anything.
  */
 export function judgeChecks(run: TestRun, verdict?: VerdictOverride): 'succeeded' | RunFailure | null {
   if (verdict?.status === 'succeeded') return 'succeeded';
   if (verdict?.status === 'failed')
     return { kind: 'checks_failed', reason: verdict.reason, conflictPr: null };
-  const names = run.requiredStatuses.length > 0 ? run.requiredStatuses : run.checks.map((c) => c.name);
+  const names = run.requiredStatuses;
   const outcome = (name: string) => run.checks.find((c) => c.name === name)?.outcome ?? 'pending';
   const failed = names.filter((n) => outcome(n) === 'failed');
   if (failed.length > 0) {

@@ -19,6 +19,8 @@ export function mergeNext(ctx: Ctx): boolean {
     prNumber: next.number,
     method,
     expectedHeadSha: next.headSha,
+    // The tip the proof run's history leads to (its base plus our merges since): nothing else.
+    expectedTargetSha: s.targetHead,
     direct: false,
   });
   return true;
@@ -55,6 +57,8 @@ export function startRuns(ctx: Ctx): boolean {
 /**
  * The PRs tested together starting at n: n alone without batching (or with noBatch); otherwise the
  * next pending PRs up to batchingMinSize, started once full or once the oldest waited long enough.
+ * A batch is a run of consecutive PRs: one that cannot join ends it, since a batch reaching past it
+ * would test the PRs ahead of it on top of a PR behind them, a base they never merge onto.
  */
 function formGroup(ctx: Ctx, n: number): number[] | null {
   const { s, now } = ctx;
@@ -64,8 +68,8 @@ function formGroup(ctx: Ctx, n: number): number[] | null {
   for (const m of s.order.slice(s.order.indexOf(n) + 1)) {
     if (group.length >= s.settings.batchingMinSize) break;
     const e = pr(s, m);
-    if (e.state !== 'pending' || e.noBatch) continue;
-    if (depsOf(s, m).some((d) => pr(s, d).state === 'pending' && !group.includes(d))) continue;
+    if (e.state !== 'pending' || e.noBatch) break;
+    if (depsOf(s, m).some((d) => pr(s, d).state === 'pending' && !group.includes(d))) break;
     group.push(m);
   }
   const oldest = Math.min(...group.map((g) => pr(s, g).stateChangedAt));

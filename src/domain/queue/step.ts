@@ -1,10 +1,11 @@
 import type { QueueAction } from './actions.ts';
-import { admitReady, completeModeSwitch } from './admission.ts';
+import { admitReady, completeModeSwitch, explainWaiting } from './admission.ts';
 import { advanceBisections } from './bisect.ts';
 import type { Ctx } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import {
   onCancelled,
+  onHeadChecks,
   onHeadUpdated,
   onImpactedTargets,
   onReadinessChanged,
@@ -49,6 +50,7 @@ const HANDLERS: Handlers = {
   pr_submitted: onSubmitted,
   pr_readiness_changed: onReadinessChanged,
   pr_head_updated: onHeadUpdated,
+  pr_checks_reported: onHeadChecks,
   pr_cancelled: onCancelled,
   impacted_targets_set: onImpactedTargets,
   pr_restart_requested: onRestartRequested,
@@ -77,6 +79,7 @@ function reconcile(ctx: Ctx): void {
     advanceBisections,
     completeModeSwitch,
     admitReady,
+    explainWaiting,
     mergeNext,
     startRuns,
     cleanupRuns,

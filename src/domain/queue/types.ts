@@ -88,6 +88,12 @@ export interface PrEntry extends PrSnapshot {
   runId: string | null;
   /** Passing run that allows it to merge (tests_passed). */
   proofRunId: string | null;
+  /**
+   * Latest result per check reported on the PR's current head (its own CI, not a test branch's):
+   * readiness needs every required status passed here. Cleared when the head changes; absent in
+   * states saved before readiness looked at it (nothing reported).
+   */
+  headChecks?: CheckResult[];
 }
 
 /** building is internal (API: in_progress): the test branch is being assembled. */

@@ -27,8 +27,8 @@ export interface BranchHead {
 export type RefUpdate =
   /** The branch now points at the new commit. */
   | { ok: true }
-  /** The branch was not at the expected commit (someone pushed meanwhile); nothing changed. */
-  | { ok: false; reason: string };
+  /** The branch was not at the expected commit (someone pushed meanwhile, to movedTo); nothing changed. */
+  | { ok: false; reason: string; movedTo: string | null };
 
 const HOST = /^[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?$/;
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
@@ -124,7 +124,11 @@ export async function casBranch(
   const now = await peel(ctx, ref);
   if (now === oldSha)
     throw new Error(`update-ref ${ref} failed although it is at ${oldSha}: ${stderr.trim()}`);
-  return { ok: false, reason: `${branch} moved to ${now ?? '(deleted)'} while merging (expected ${oldSha})` };
+  return {
+    ok: false,
+    reason: `${branch} moved to ${now ?? '(deleted)'} while merging (expected ${oldSha})`,
+    movedTo: now,
+  };
 }
 
 /** Delete a branch; an absent branch is not an error. */

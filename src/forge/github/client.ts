@@ -93,6 +93,25 @@ export class GitHubClient {
     return api;
   }
 
+  /**
+   * The account (user or organization login) a GitHub App installation is on, or null when the App has
+   * no such installation: what `mainline github connect` binds to an organization.
+   */
+  async installationAccount(installationId: number): Promise<string | null> {
+    if (this.#appApi === null)
+      throw new Error('installations exist only for a GitHub App (MAINLINE_GITHUB_APP_ID)');
+    try {
+      const res = await this.#appApi.request('GET /app/installations/{installation_id}', {
+        installation_id: installationId,
+      });
+      const account = res.data.account as { login?: string } | null;
+      return account?.login ?? null;
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return null;
+      throw err;
+    }
+  }
+
   /** Forget the repository's installation (after the app was reinstalled, say); the next call looks it up again. */
   forget(repo: { owner: string; name: string }): void {
     this.#installations.delete(repoKey(repo));

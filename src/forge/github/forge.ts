@@ -1,4 +1,11 @@
-import type { BuildOutcome, Forge, ForgePullRequest, ForgeRepo, MergeOutcome } from '../../app/ports.ts';
+import type {
+  BuildOutcome,
+  Forge,
+  ForgePullRequest,
+  ForgeRepo,
+  MergeInput,
+  MergeOutcome,
+} from '../../app/ports.ts';
 import type { Mergeability, MergeMethod } from '../../domain/queue/index.ts';
 import { type GhPull, type GhRef, isTransient, messageOf, pathOf, statusOf, unless } from './api.ts';
 import { type GitHubApi, GitHubClient, type GitHubClientOptions } from './client.ts';
@@ -100,10 +107,16 @@ export class GitHubForge implements Forge {
     return { ok: true, sha };
   }
 
-  async mergePullRequest(
-    repo: ForgeRepo,
-    input: { targetBranch: string; prNumber: number; prTitle: string; headSha: string; method: MergeMethod },
-  ): Promise<MergeOutcome> {
+  /**
+   * Merges the PR at input.headSha. With expectedTargetSha, first reads the base branch and refuses
+   * (targetMovedTo) when it is elsewhere, since GitHub's merge API cannot make the merge conditional on
+   * the base: a push in the one round trip between that read and the merge still lands under the PR
+   * (docs/github.md: branch protection's "require branches to be up to date" closes it on GitHub's side,
+   * though GitHub then refuses PRs whose branch is behind the base).
+   * The read is repeated before every attempt, so a retry after "Base branch was modified" never merges
+   * onto the push that caused it.
+   */
+  async mergePullRequest(repo: ForgeRepo, input: MergeInput): Promise<MergeOutcome> {
     const api = await this.client.forRepo(repo);
     const p = params(repo);
     const title = input.prTitle.replace(/\s+/g, ' ').trim();
@@ -112,6 +125,10 @@ export class GitHubForge implements Forge {
         ? `Merge pull request #${input.prNumber}: ${title}`
         : `${title} (#${input.prNumber})`;
     for (let attempt = 0; ; attempt++) {
+      if (input.expectedTargetSha !== undefined) {
+        const elsewhere = await targetElsewhere(api, p, input, input.expectedTargetSha);
+        if (elsewhere !== null) return elsewhere;
+      }
       let failure: unknown;
       try {
         const res = await api.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
@@ -188,6 +205,24 @@ export class GitHubForge implements Forge {
     return res.data.number;
   }
 
+  /**
+   * The user's role on the repository: `role_name` (admin, maintain, write, triage, read) where GitHub
+   * gives it, else the older `permission` (maintain reads as write there); "none" for a user GitHub
+   * does not know or who is not a collaborator.
+   */
+  async collaboratorPermission(repo: ForgeRepo, login: string): Promise<string> {
+    const api = await this.client.forRepo(repo);
+    const res = await unless([404], null, () =>
+      api.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', {
+        ...params(repo),
+        username: login,
+      }),
+    );
+    if (res === null) return 'none';
+    const data = res.data as { permission?: string; role_name?: string };
+    return (data.role_name ?? data.permission ?? 'none').toLowerCase();
+  }
+
   /** Closes a PR (a test branch's draft PR); a PR that does not exist is ignored. */
   async closePullRequest(repo: ForgeRepo, number: number): Promise<void> {
     const api = await this.client.forRepo(repo);
@@ -228,6 +263,29 @@ async function requireHead(api: GitHubApi, p: Params, branch: string): Promise<s
   const sha = await headOf(api, p, branch);
   if (sha === null) throw new Error(`branch ${branch} does not exist`);
   return sha;
+}
+
+/**
+ * Null when the base branch is at the expected tip; otherwise the answer without merging: the PR's own
+ * merge if it already happened there (a lost answer: the base moved because of it), else a refusal
+ * naming where the base is now.
+ */
+async function targetElsewhere(
+  api: GitHubApi,
+  p: Params,
+  input: MergeInput,
+  expected: string,
+): Promise<MergeOutcome | null> {
+  const tip = await headOf(api, p, input.targetBranch);
+  if (tip === expected) return null;
+  const done = await mergedAlready(api, p, input);
+  if (done !== null) return done;
+  if (tip === null) return { ok: false, reason: `target branch ${input.targetBranch} does not exist` };
+  return {
+    ok: false,
+    reason: `${input.targetBranch} moved to ${tip} (PR #${input.prNumber} was tested on ${expected}); not merged`,
+    targetMovedTo: tip,
+  };
 }
 
 /** The outcome of a merge that already happened (a lost answer, a repeated action), or null when the PR is not merged. */

@@ -14,6 +14,7 @@ import * as m0012 from './0012_upload_passes.ts';
 import * as m0013 from './0013_failure_texts.ts';
 import * as m0014 from './0014_results_without_test_fk.ts';
 import * as m0015 from './0015_failure_text_use.ts';
+import * as m0016 from './0016_forge_grants.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -35,4 +36,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0013_failure_texts': m0013,
   '0014_results_without_test_fk': m0014,
   '0015_failure_text_use': m0015,
+  '0016_forge_grants': m0016,
 };

@@ -1,7 +1,7 @@
 import { authorFor } from './git.ts';
 import { HttpError } from './http.ts';
 import { contextProblem, moveBranch } from './ops-git.ts';
-import { type Core, isoNow, type RepoState, type Tx, userJson } from './state.ts';
+import { type Core, collaboratorOf, isoNow, type RepoState, type Tx, userJson } from './state.ts';
 import type { CommentState, JsonObject, MergeMethod, PullState } from './types.ts';
 
 /**
@@ -271,7 +271,7 @@ export function commentJson(core: Core, repo: RepoState, c: CommentState): JsonO
     url: core.apiUrl(repo, `/issues/comments/${c.id}`),
     html_url: core.htmlUrl(repo, `/pull/${c.issue}#issuecomment-${c.id}`),
     issue_url: core.apiUrl(repo, `/issues/${c.issue}`),
-    author_association: c.user.endsWith('[bot]') ? 'NONE' : 'MEMBER',
+    author_association: collaboratorOf(repo, c.user).association,
   };
 }
 

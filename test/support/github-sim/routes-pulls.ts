@@ -27,7 +27,7 @@ import {
   pullJson,
   reopenPull,
 } from './ops-pulls.ts';
-import { isoNow } from './state.ts';
+import { collaboratorOf, isoNow, userJson } from './state.ts';
 import type { JsonObject } from './types.ts';
 
 const R = '/repos/{owner}/{repo}';
@@ -158,7 +158,25 @@ async function removeComment(ctx: RequestContext) {
   return noContent();
 }
 
+/** GitHub's legacy `permission` folds maintain into write and triage into read; `role_name` keeps them. */
+const LEGACY_PERMISSION = {
+  admin: 'admin',
+  maintain: 'write',
+  write: 'write',
+  triage: 'read',
+  read: 'read',
+  none: 'none',
+};
+
+async function collaboratorPermission(ctx: RequestContext) {
+  const repo = repoOf(ctx);
+  const login = ctx.params['username'] ?? '';
+  const { role } = collaboratorOf(repo, login);
+  return ok({ permission: LEGACY_PERMISSION[role], role_name: role, user: userJson(login) });
+}
+
 export const pullRoutes: Route[] = [
+  route('GET', `${R}/collaborators/{username}/permission`, collaboratorPermission),
   route('GET', `${R}/pulls`, listPulls),
   route('POST', `${R}/pulls`, createPull),
   route('GET', `${R}/pulls/{number}`, getPull),

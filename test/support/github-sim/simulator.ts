@@ -19,7 +19,7 @@ import {
   reopenPull,
 } from './ops-pulls.ts';
 import { type ServerLog, startServer } from './server.ts';
-import { Core, type RepoState, type Tx } from './state.ts';
+import { type CollaboratorRole, Core, type RepoState, type Tx } from './state.ts';
 import type {
   CheckConclusion,
   CompleteCheckOptions,
@@ -197,6 +197,26 @@ export class GitHubSimulator extends SimulatorInspection {
   /** The next `reads` REST reads of the PR answer mergeable: null, as while GitHub computes it. */
   setMergeableUnknown(owner: string, name: string, number: number, reads = 1): void {
     findPull(this.repoOf(owner, name), number).mergeableUnknownReads = reads;
+  }
+
+  /**
+   * A user's role on the repository (GET …/collaborators/{username}/permission) and the author
+   * association their comments carry (default: none → NONE, read/triage → COLLABORATOR, else MEMBER).
+   * Users never set are writers (MEMBER).
+   */
+  setPermission(
+    owner: string,
+    name: string,
+    login: string,
+    role: CollaboratorRole,
+    association?: string,
+  ): void {
+    const fallback =
+      role === 'none' ? 'NONE' : role === 'read' || role === 'triage' ? 'COLLABORATOR' : 'MEMBER';
+    this.repoOf(owner, name).collaborators.set(login.toLowerCase(), {
+      role,
+      association: association ?? fallback,
+    });
   }
 
   /** A comment by author (issue_comment created); returns its id. */

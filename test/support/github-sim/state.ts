@@ -29,6 +29,23 @@ export interface RepoState {
   suites: Map<string, number>;
   protection: Map<string, ProtectionState>;
   rulesets: RulesetState[];
+  /** Lower-cased login → role and author association (sim.setPermission); unset users are writers (MEMBER). */
+  collaborators: Map<string, { role: CollaboratorRole; association: string }>;
+}
+
+/** A user's role on a repository, as GitHub's collaborator permission endpoint names it. */
+export type CollaboratorRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+/** The role and author association of a user on a repository (bots: none). */
+export function collaboratorOf(
+  repo: RepoState,
+  login: string,
+): { role: CollaboratorRole; association: string } {
+  const set = repo.collaborators.get(login.toLowerCase());
+  if (set !== undefined) return set;
+  return login.endsWith('[bot]')
+    ? { role: 'none', association: 'NONE' }
+    : { role: 'write', association: 'MEMBER' };
 }
 
 /** Webhooks a mutation produced; sent (in order) once the mutation is over. */
@@ -101,6 +118,7 @@ export class Core {
       suites: new Map(),
       protection: new Map(),
       rulesets: [],
+      collaborators: new Map(),
     };
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
     this.credentials.installationId(owner);

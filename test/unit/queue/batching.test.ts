@@ -105,4 +105,20 @@ describe('batching', () => {
     expect(testedSets).not.toContainEqual([3, 4]);
     expect(testedSets).not.toContainEqual([4]);
   });
+
+  it('never batches past a PR it cannot take, so no PR is tested on top of one queued behind it', () => {
+    const q = new Scenario({ settings: { ...batching, batchingMinSize: 2, concurrency: 2 } });
+    q.submit(4, { noBatch: true });
+    q.submit(2);
+    q.submit(1, { priority: 'urgent' }); // goes ahead of 4 and 2: the queue is now 1, 4, 2
+    expect(q.state.order).toEqual([1, 4, 2]);
+    // Found by the property test: [1, 2] skipped 4, so 1 was tested on top of 4 and merged without it.
+    expect(q.asked('create_test_run').map((a) => a.testedPrs)).not.toContainEqual([1, 2]);
+    q.tick(10);
+    expect(q.contents(q.runOf(1))).toEqual({ base: 'main-0', ahead: [], tested: [1] });
+    q.settleCi();
+    q.settleCi();
+    q.settleCi();
+    expect(q.merged).toEqual([1, 4, 2]);
+  });
 });

@@ -36,6 +36,8 @@ export interface SubmitOptions {
   mergeable?: boolean;
   /** Target commit the PR is based on; default: an old commit, so it is not up to date. */
   baseSha?: string;
+  /** The required check on the PR's own head when it is submitted; default passed. */
+  headCheck?: 'passed' | 'failed' | 'pending' | 'none';
 }
 
 type Action<T extends QueueAction['type']> = Extract<QueueAction, { type: T }>;
@@ -121,7 +123,14 @@ export class Scenario {
   }
 
   submit(n: number, options: SubmitOptions = {}): QueueAction[] {
-    const { priority, noBatch, targets, mergeable = true, baseSha = 'old-main' } = options;
+    const {
+      priority,
+      noBatch,
+      targets,
+      mergeable = true,
+      baseSha = 'old-main',
+      headCheck = 'passed',
+    } = options;
     const pr = {
       number: n,
       title: `PR ${n}`,
@@ -131,7 +140,8 @@ export class Scenario {
       baseBranch: 'main',
     };
     const mergeability = mergeable ? ('mergeable' as const) : ('in_progress' as const);
-    const asked = this.send({ type: 'pr_submitted', pr: { ...pr, mergeability }, priority, noBatch });
+    const checks = headCheck === 'none' ? [] : this.required().map((name) => ({ name, outcome: headCheck }));
+    const asked = this.send({ type: 'pr_submitted', pr: { ...pr, mergeability }, priority, noBatch, checks });
     if (targets === undefined) return asked;
     return [
       ...asked,
@@ -198,6 +208,22 @@ export class Scenario {
     return this.send({ type: 'pr_head_updated', prNumber: n, headSha: this.head(n) });
   }
 
+  /** The required statuses in force now (queue setting, else config file, else branch protection). */
+  required(): string[] {
+    const r = this.state.requiredStatuses;
+    return r.mergeInstance ?? r.serviceConfig ?? r.branchProtection ?? [];
+  }
+
+  /** CI reports the required check on PR n's head (or on another commit, given as sha). */
+  headCi(n: number, outcome: 'passed' | 'failed' | 'pending', sha = this.head(n)): QueueAction[] {
+    return this.send({
+      type: 'pr_checks_reported',
+      prNumber: n,
+      headSha: sha,
+      checks: [{ name: REQUIRED_CHECK, outcome }],
+    });
+  }
+
   cancel(n: number, reason = 'cancelled via API'): QueueAction[] {
     return this.send({ type: 'pr_cancelled', prNumber: n, reason });
   }
@@ -214,6 +240,17 @@ export class Scenario {
   failMerge(n: number, reason: string): QueueAction[] {
     this.takeWaitingMerge(n);
     return this.send({ type: 'merge_failed', prNumber: n, reason });
+  }
+
+  /** The forge refused PR n's merge because someone pushed sha to the target after the merge was asked. */
+  targetMovedDuringMerge(n: number, sha: string): QueueAction[] {
+    this.takeWaitingMerge(n);
+    return this.send({
+      type: 'merge_failed',
+      prNumber: n,
+      reason: `main moved to ${sha}`,
+      targetMovedTo: sha,
+    });
   }
 
   private takeWaitingMerge(n: number): void {

@@ -23,7 +23,8 @@ describe('engine contract', () => {
       expect.objectContaining({ type: 'merge_pr', prNumber: 1, expectedHeadSha: 'pr1-v1' }),
     ]);
 
-    const crashed = step(q.state, { type: 'pr_submitted', pr: { ...prSnapshot(3) } }, q.now).state;
+    const checks = [{ name: 'ci', outcome: 'passed' as const }];
+    const crashed = step(q.state, { type: 'pr_submitted', pr: { ...prSnapshot(3) }, checks }, q.now).state;
     expect(outstandingActions(crashed)).toContainEqual(
       expect.objectContaining({ type: 'create_test_run', testedPrs: [3] }),
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { queueStateName } from '../../../src/domain/queue/index.ts';
+import { createQueueState, queueStateName } from '../../../src/domain/queue/index.ts';
 import { Scenario } from './dsl.ts';
 
 describe('queue states', () => {
@@ -79,9 +79,14 @@ describe('the target branch and PRs changing underneath the queue', () => {
     q.pushToTarget('admin-merge'); // arrives while the merge of 1 is in flight
     q.completeMerge(1);
 
+    // The forge merged 1 onto the tip it found, admin-merge included: 2 is retested on that merge
+    // (main-1), never on admin-merge alone, which lacks PR 1.
     expect(q.stateOf(2)).toBe('testing');
-    expect(q.contents(q.runOf(2))).toEqual({ base: 'admin-merge', ahead: [], tested: [2] });
+    expect(q.contents(q.runOf(2))).toEqual({ base: 'main-1', ahead: [], tested: [2] });
     expect(q.waitingMerges).toEqual([]);
+    // Had the push come after the merge, the next look at the target reports it: retested again.
+    q.pushToTarget('admin-merge-after');
+    expect(q.contents(q.runOf(2))).toEqual({ base: 'admin-merge-after', ahead: [], tested: [2] });
   });
 
   it('does not mistake its own merges for outside pushes, whichever arrives first', () => {
@@ -165,9 +170,89 @@ describe('direct merge', () => {
     expect(q.states(1, 2)).toEqual({ 1: 'testing', 2: 'testing' });
   });
 
+  it('always: never merges a PR whose own required checks have not passed on its head', () => {
+    const q = new Scenario({ settings: { directMergeMode: 'always' } });
+    q.submit(1, { baseSha: 'main-0', headCheck: 'none' });
+    expect(q.merged).toEqual([]);
+    expect(q.stateOf(1)).toBe('not_ready');
+    expect(q.reasonOf(1)).toBe('waiting for required checks to pass on its head pr1-v1: ci');
+    q.headCi(1, 'failed');
+    expect(q.reasonOf(1)).toContain('required checks failed on its head pr1-v1: ci');
+    q.headCi(1, 'passed');
+    expect(q.asked('merge_pr')).toEqual([expect.objectContaining({ prNumber: 1, direct: true })]);
+    expect(q.merged).toEqual([1]);
+  });
+
+  it('is the default for a new queue no longer: off', () => {
+    expect(createQueueState({ branch: 'main', targetHead: 'x', idSeed: 's' }).settings.directMergeMode).toBe(
+      'off',
+    );
+  });
+
   it('off: tests even an up-to-date PR', () => {
     const q = new Scenario({ settings: { directMergeMode: 'off' } });
     q.submit(1, { baseSha: 'main-0' });
     expect(q.stateOf(1)).toBe('testing');
+  });
+});
+
+describe('readiness', () => {
+  it('waits for the required checks on the PR head; results on any other commit never count', () => {
+    const q = new Scenario();
+    q.submit(1, { headCheck: 'pending' });
+    q.headCi(1, 'passed', 'some-other-sha');
+    expect(q.stateOf(1)).toBe('not_ready');
+    q.headCi(1, 'passed');
+    expect(q.stateOf(1)).toBe('testing');
+  });
+
+  it('a new head needs its own checks: those of the old head are dropped', () => {
+    const q = new Scenario();
+    q.update({ state: 'paused' });
+    q.submit(1);
+    expect(q.reasonOf(1)).toBe('ready; waiting while the queue is paused');
+    q.pushToPr(1);
+    expect(q.stateOf(1)).toBe('cancelled');
+    q.update({ state: 'running' });
+    q.send({
+      type: 'pr_submitted',
+      pr: {
+        number: 1,
+        title: 'PR 1',
+        author: 'dev',
+        headSha: q.head(1),
+        baseSha: 'old-main',
+        baseBranch: 'main',
+        mergeability: 'mergeable',
+      },
+    });
+    q.headCi(1, 'passed', 'pr1-v1');
+    expect(q.stateOf(1)).toBe('not_ready');
+    expect(q.reasonOf(1)).toContain('waiting for required checks to pass on its head pr1-v2');
+    q.headCi(1, 'passed');
+    expect(q.stateOf(1)).toBe('testing');
+  });
+
+  it('admits nothing while the queue has no required statuses, and says so', () => {
+    const q = new Scenario({ settings: { directMergeMode: 'always' } });
+    q.send({ type: 'required_statuses_discovered', branchProtection: null });
+    q.submit(1, { baseSha: 'main-0' });
+    expect(q.merged).toEqual([]);
+    expect(q.stateOf(1)).toBe('not_ready');
+    expect(q.reasonOf(1)).toContain('has no required statuses');
+    q.update({ requiredStatuses: ['ci'] });
+    q.headCi(1, 'passed');
+    expect(q.merged).toEqual([1]);
+  });
+
+  it('sends pending PRs back to not_ready when the required statuses are removed', () => {
+    const q = new Scenario({ settings: { concurrency: 1 } });
+    q.submitAll(1, 2);
+    expect(q.states(1, 2)).toEqual({ 1: 'testing', 2: 'pending' });
+    q.send({ type: 'required_statuses_discovered', branchProtection: [] });
+    expect(q.states(1, 2)).toEqual({ 1: 'testing', 2: 'not_ready' });
+    expect(q.reasonOf(2)).toContain('has no required statuses');
+    q.pass(1);
+    expect(q.merged).toEqual([1]);
   });
 });

@@ -54,8 +54,22 @@ describe('single mode', () => {
     q.pass(1);
     q.pass(2);
     expect(q.asked('merge_pr')).toEqual([
-      { type: 'merge_pr', prNumber: 1, method: 'rebase', expectedHeadSha: 'pr1-v1', direct: false },
-      { type: 'merge_pr', prNumber: 2, method: 'rebase', expectedHeadSha: 'pr2-v1', direct: false },
+      {
+        type: 'merge_pr',
+        prNumber: 1,
+        method: 'rebase',
+        expectedHeadSha: 'pr1-v1',
+        expectedTargetSha: 'main-0',
+        direct: false,
+      },
+      {
+        type: 'merge_pr',
+        prNumber: 2,
+        method: 'rebase',
+        expectedHeadSha: 'pr2-v1',
+        expectedTargetSha: 'main-1',
+        direct: false,
+      },
     ]);
   });
 
