@@ -3,10 +3,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ensureBootstrapToken } from './app/tokens.ts';
-import type { Config } from './config.ts';
+import { type Config, uploadTempDir } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { createForge } from './forge/router.ts';
 import { buildApp } from './http/app.ts';
+import { SpoolDir } from './lib/spool.ts';
 import { GitHubEventProcessor, startGitHubEvents } from './runner/github-events.ts';
 import { startHealthSweep } from './runner/health-sweep.ts';
 import type { Background } from './runner/periodic.ts';
@@ -29,6 +30,8 @@ export async function startServer(config: Config): Promise<Server> {
   let built: FastifyInstance | undefined;
   try {
     const report = await migrateToLatest(database);
+    // Bodies being received spill to files here; those a stopped server left behind are removed.
+    const sweptSpools = await new SpoolDir(uploadTempDir(config)).sweep();
     let wakeGitHub = () => {};
     const forge = createForge(config, { db: database.db });
     const app = await buildApp({
@@ -40,7 +43,12 @@ export async function startServer(config: Config): Promise<Server> {
     });
     built = app;
     app.log.info(
-      { database: database.engine, location: database.location, applied: report.applied },
+      {
+        database: database.engine,
+        location: database.location,
+        applied: report.applied,
+        staleUploadFilesRemoved: sweptSpools,
+      },
       'database ready',
     );
     if (config.bootstrap !== undefined) {

@@ -1,6 +1,8 @@
 /**
  * The tar visitor: decides which entries are kept (meta.json, CODEOWNERS, JUnit files), enforces the
- * entry-count and per-entry caps, and skips everything else without buffering it.
+ * entry-count and per-entry caps, and skips everything else without buffering it. JUnit entries are
+ * streamed to a sink as they are decoded (never held here), so a bundle's inflated size never has to
+ * fit in memory; only meta.json and CODEOWNERS, each under its own cap, are buffered.
  *
  * Policy for hostile entries: symlinks, hard links, devices, FIFOs, unknown entry types, absolute
  * paths and paths with `..` are SKIPPED with a problem; the rest of the bundle is still read (we never
@@ -10,7 +12,7 @@
 import { type ParsedMeta, parseMeta } from './meta.ts';
 import { checkEntryPath, looksLikeJunit } from './paths.ts';
 import type { EntryDecision, TarEntry, TarVisitor } from './tar.ts';
-import { type BundleFile, type BundleLimits, fail, formatBytes, OK, type Verdict } from './types.ts';
+import { type BundleLimits, type BundleUploadMeta, fail, formatBytes, OK, type Verdict } from './types.ts';
 
 const META_NAME = 'meta.json';
 const CODEOWNERS_NAME = 'CODEOWNERS';
@@ -19,10 +21,24 @@ const KEEP: EntryDecision = { ok: true, keep: true };
 
 type Role = 'meta' | 'codeowners' | 'junit';
 
+/** Where the collector hands what it reads, as it reads it. */
+export interface BundleSink {
+  /** meta.json was read and is usable (CODEOWNERS, if any, is not known yet). */
+  meta(meta: BundleUploadMeta): void;
+  /** The CODEOWNERS entry was read. */
+  codeowners(text: string): void;
+  /** A JUnit candidate starts: `size` bytes follow through `fileData`, then `fileEnd`. */
+  fileStart(name: string, size: number): Verdict;
+  /** The next bytes of the current file; they may be reused after the call (copy to keep them). */
+  fileData(bytes: Uint8Array): Verdict;
+  fileEnd(): Verdict;
+}
+
 interface Current {
   readonly role: Role;
   readonly name: string;
-  readonly bytes: Uint8Array;
+  /** meta.json and CODEOWNERS are buffered; a JUnit file's bytes go to the sink. */
+  readonly bytes: Uint8Array | undefined;
   filled: number;
 }
 
@@ -30,12 +46,15 @@ export class BundleCollector implements TarVisitor {
   readonly problems: string[] = [];
   meta: ParsedMeta | undefined;
   codeowners: Uint8Array | undefined;
-  /** Kept JUnit candidates, in tar order. */
-  readonly candidates = new Map<string, Uint8Array>();
+  /** Names of the JUnit candidates handed to the sink, in tar order. */
+  readonly candidates = new Set<string>();
   private entries = 0;
   private current: Current | undefined;
 
-  constructor(private readonly limits: BundleLimits) {}
+  constructor(
+    private readonly limits: BundleLimits,
+    private readonly sink: BundleSink,
+  ) {}
 
   entry(entry: TarEntry): EntryDecision {
     this.entries++;
@@ -65,9 +84,10 @@ export class BundleCollector implements TarVisitor {
 
   data(bytes: Uint8Array): Verdict {
     const current = this.current;
-    if (current === undefined || current.filled + bytes.length > current.bytes.length) {
+    if (current === undefined) throw new Error('tar reader passed data of an entry that was not kept');
+    if (current.bytes === undefined) return this.sink.fileData(bytes);
+    if (current.filled + bytes.length > current.bytes.length)
       throw new Error('tar reader passed more data than the entry declared');
-    }
     current.bytes.set(bytes, current.filled);
     current.filled += bytes.length;
     return OK;
@@ -77,11 +97,17 @@ export class BundleCollector implements TarVisitor {
     const current = this.current;
     this.current = undefined;
     if (current === undefined) throw new Error('tar reader ended an entry that was not kept');
-    if (current.role === 'junit') this.candidates.set(current.name, current.bytes);
-    if (current.role === 'codeowners') this.codeowners = current.bytes;
-    if (current.role !== 'meta') return OK;
-    this.meta = parseMeta(current.bytes);
-    return this.meta.ok ? OK : this.meta;
+    if (current.role === 'junit') return this.sink.fileEnd();
+    const bytes = current.bytes ?? new Uint8Array(0);
+    if (current.role === 'codeowners') {
+      this.codeowners = bytes;
+      this.sink.codeowners(new TextDecoder().decode(bytes));
+      return OK;
+    }
+    this.meta = parseMeta(bytes);
+    if (!this.meta.ok) return this.meta;
+    this.sink.meta(this.meta.meta);
+    return OK;
   }
 
   private decide(name: string, size: number): EntryDecision {
@@ -104,6 +130,12 @@ export class BundleCollector implements TarVisitor {
       this.problems.push(`skipped a second entry named ${JSON.stringify(name)}`);
       return SKIP;
     }
+    if (role === 'junit') {
+      this.candidates.add(name);
+      this.current = { role, name, bytes: undefined, filled: 0 };
+      const started = this.sink.fileStart(name, size);
+      return started.ok ? KEEP : started;
+    }
     this.current = { role, name, bytes: new Uint8Array(size), filled: 0 };
     return KEEP;
   }
@@ -118,29 +150,33 @@ export class BundleCollector implements TarVisitor {
   }
 }
 
-/** The JUnit files to ingest: those meta.json lists, else every JUnit-looking entry. */
+/** A JUnit file to ingest: its entry's name (as handed to the sink) and where the CLI found it. */
+export interface SelectedFile {
+  readonly name: string;
+  readonly originalPath?: string;
+}
+
+/**
+ * The JUnit files to ingest, in order: those meta.json lists, else every JUnit-looking entry. Entries
+ * read before meta.json that it does not list were handed to the sink but are not selected.
+ */
 export function selectJunitFiles(
   collector: BundleCollector,
   parsed: ParsedMeta & { ok: true },
-): BundleFile[] {
+): SelectedFile[] {
   const listed = parsed.meta.junitFiles;
   if (listed.length === 0) {
     if (collector.candidates.size > 0)
       collector.problems.push('meta.json lists no JUnit files; read every junit/* and *.xml entry');
-    return [...collector.candidates].map(([name, bytes]) => ({ name, bytes }));
+    return [...collector.candidates].map((name) => ({ name }));
   }
   return listed.flatMap((ref) => {
-    const bytes = collector.candidates.get(ref.path);
-    if (bytes === undefined) {
+    if (!collector.candidates.has(ref.path)) {
       collector.problems.push(`meta.json lists ${JSON.stringify(ref.path)} but the bundle has no such file`);
       return [];
     }
     return [
-      {
-        name: ref.path,
-        bytes,
-        ...(ref.originalPath === undefined ? {} : { originalPath: ref.originalPath }),
-      },
+      { name: ref.path, ...(ref.originalPath === undefined ? {} : { originalPath: ref.originalPath }) },
     ];
   });
 }

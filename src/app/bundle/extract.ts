@@ -1,7 +1,10 @@
-/** extractBundle: the uploaded bytes → meta.json and the JUnit files, or why the bundle is refused. */
+/**
+ * decodeBundle: the uploaded bytes → meta.json, CODEOWNERS and the JUnit files streamed to a sink, or
+ * why the bundle is refused. extractBundle collects the same into memory (for small bundles and tests).
+ */
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { BundleCollector, selectJunitFiles } from './collect.ts';
+import { BundleCollector, type BundleSink, type SelectedFile, selectJunitFiles } from './collect.ts';
 import { type ByteDecoder, type ByteSink, createIdentityDecoder } from './decoder.ts';
 import { type BundleSource, chunksAfter, detectFormat, type Head, openSource, readHead } from './source.ts';
 import { TarReader } from './tar.ts';
@@ -9,24 +12,50 @@ import {
   type BundleFormat,
   type BundleLimits,
   type BundleResult,
+  type BundleUploadMeta,
   DEFAULT_BUNDLE_LIMITS,
   type Failure,
   fail,
   formatBytes,
+  OK,
   type Verdict,
 } from './types.ts';
 import { createZstdDecoder } from './zstd.ts';
 
+/** What decodeBundle read from an accepted bundle (the JUnit files' bytes went to the sink). */
+export type DecodeOutcome =
+  | {
+      readonly ok: true;
+      readonly format: BundleFormat;
+      /** meta.json, with the CODEOWNERS entry's content when the bundle has one. */
+      readonly meta: BundleUploadMeta;
+      readonly rawMeta: Readonly<Record<string, unknown>>;
+      /** The files to ingest, in order (meta.json's, else the tar's), by the names the sink saw. */
+      readonly files: readonly SelectedFile[];
+      readonly problems: readonly string[];
+    }
+  | Failure;
+
+/** Counts the decompressed bytes (tar headers and padding included) a decode produced. */
+export interface DecodeCounter {
+  bytes: number;
+}
+
 /**
  * Reads a bundle as trunk-analytics-cli PUTs it (a zstd-compressed tar; gzip or plain tar also
- * accepted). The whole source is read unless the bundle is refused part-way; a refused Readable is
- * left undestroyed for the caller to drain or close. Errors of the source itself (a client that
+ * accepted), handing meta.json, CODEOWNERS and each JUnit candidate to `sink` as they are decoded:
+ * memory stays bounded by the zstd window, meta.json's and CODEOWNERS' caps and what the sink keeps.
+ * What was handed to the sink is provisional until the outcome is ok (a bundle may be refused at its
+ * end). The whole source is read unless the bundle is refused part-way; a refused Readable is left
+ * undestroyed for the caller to drain or close. Errors of the source itself (a client that
  * disconnects) are rethrown: they say nothing about the bundle.
  */
-export async function extractBundle(
+export async function decodeBundle(
   source: BundleSource,
-  limits: Partial<BundleLimits> = {},
-): Promise<BundleResult> {
+  limits: Partial<BundleLimits>,
+  sink: BundleSink,
+  counter: DecodeCounter = { bytes: 0 },
+): Promise<DecodeOutcome> {
   const resolved: BundleLimits = { ...DEFAULT_BUNDLE_LIMITS, ...limits };
   const iterator = openSource(source);
   const head = await readHead(iterator);
@@ -35,23 +64,58 @@ export async function extractBundle(
     await iterator.return?.();
     return detected;
   }
-  const collector = new BundleCollector(resolved);
+  const collector = new BundleCollector(resolved, sink);
   const reader = new TarReader(collector);
-  const sink = capTotal(resolved.maxTotalBytes, (bytes) => reader.push(bytes));
+  const sinkBytes = capTotal(resolved.maxTotalBytes, counter, (bytes) => reader.push(bytes));
   const decoded =
     detected.format === 'tar+gzip'
-      ? await pumpGzip(head, iterator, sink)
-      : await pump(head, iterator, decoderFor(detected.format, resolved, sink));
+      ? await pumpGzip(head, iterator, sinkBytes)
+      : await pump(head, iterator, decoderFor(detected.format, resolved, sinkBytes));
   if (!decoded.ok) return decoded;
   const ended = reader.end();
   return ended.ok ? finish(collector, detected.format) : ended;
 }
 
-function capTotal(max: number, next: ByteSink): ByteSink {
-  let total = 0;
+/**
+ * decodeBundle, with the selected JUnit files collected in memory. Holds every JUnit candidate's
+ * bytes at once: the HTTP path streams instead (bundle/decode-pool.ts).
+ */
+export async function extractBundle(
+  source: BundleSource,
+  limits: Partial<BundleLimits> = {},
+): Promise<BundleResult> {
+  const kept = new Map<string, Uint8Array>();
+  let current: { bytes: Uint8Array; filled: number } | undefined;
+  const sink: BundleSink = {
+    meta: () => {},
+    codeowners: () => {},
+    fileStart(name, size) {
+      current = { bytes: new Uint8Array(size), filled: 0 };
+      kept.set(name, current.bytes);
+      return OK;
+    },
+    fileData(bytes) {
+      if (current === undefined) throw new Error('file data outside a file');
+      current.bytes.set(bytes, current.filled);
+      current.filled += bytes.length;
+      return OK;
+    },
+    fileEnd() {
+      current = undefined;
+      return OK;
+    },
+  };
+  const outcome = await decodeBundle(source, limits, sink);
+  if (!outcome.ok) return outcome;
+  const files = outcome.files.map((f) => ({ ...f, bytes: kept.get(f.name) ?? new Uint8Array(0) }));
+  return { ...outcome, files };
+}
+
+function capTotal(max: number, counter: DecodeCounter, next: ByteSink): ByteSink {
   return (bytes) => {
-    total += bytes.length;
-    if (total > max) return fail('too_large', `the bundle decompresses to more than ${formatBytes(max)}`);
+    counter.bytes += bytes.length;
+    if (counter.bytes > max)
+      return fail('too_large', `the bundle decompresses to more than ${formatBytes(max)}`);
     return next(bytes);
   };
 }
@@ -106,7 +170,7 @@ async function pumpGzip(head: Head, iterator: AsyncIterator<unknown>, sink: Byte
   }
 }
 
-function finish(collector: BundleCollector, format: BundleFormat): BundleResult {
+function finish(collector: BundleCollector, format: BundleFormat): DecodeOutcome {
   const parsed = collector.meta;
   if (parsed === undefined) return fail('invalid_meta', 'the bundle has no meta.json');
   if (!parsed.ok) return parsed;

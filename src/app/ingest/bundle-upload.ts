@@ -1,26 +1,39 @@
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import { AppError } from '../../domain/errors.ts';
+import { type Spool, type SpoolDir, spoolAll } from '../../lib/spool.ts';
 import {
   type BundleUploadRow,
+  claimBundleUpload,
   findBundleUpload,
+  findBundleUploadResult,
   insertBundleUpload,
   markBundleConsumed,
+  releaseBundleClaim,
 } from '../../store/bundles.ts';
-import { type BundleResult, extractBundle, toUploadMeta } from '../bundle/index.ts';
+import { findTokenById } from '../../store/tokens.ts';
+import type { BundleDecoders, BundleDecoding } from '../bundle/decode-pool.ts';
+import { type BundleResult, type BundleUploadMeta, toUploadMeta } from '../bundle/index.ts';
 import type { AppContext, Caller } from '../context.ts';
+import { assertForgeGranted } from '../forge-grants.ts';
 import { checkOrgSlug, type RepoRef } from '../repositories.ts';
 import type { UrlSigner } from '../url-signer.ts';
 import type { IngestGate } from './gate.ts';
 import { ingestUpload, prepareUpload, type UploadMeta } from './ingest.ts';
 import { type ParsedFile, UploadAttempts } from './parse-file.ts';
 import type { ParseJunit } from './parser-pool.ts';
+import type { UploadPrep } from './prepare.ts';
 import type { UploadResult } from './result.ts';
 
 /** How long the URL createBundleUpload returns accepts the PUT. */
 export const BUNDLE_URL_TTL_MS = 60 * 60 * 1000;
 const PURPOSE = 'bundle-upload';
+/**
+ * A claim on a bundle URL older than this is taken to be left by a server that stopped mid-PUT, and
+ * another PUT may claim the URL. Even then nothing is stored twice (the upload_key is the bundle id).
+ */
+export const BUNDLE_CLAIM_STALE_MS = 15 * 60 * 1000;
 
+/** What createBundleUpload stored: the URL is bound to the token (and organization) that asked for it. */
 interface StoredRequest {
   repo: RepoRef;
   orgSlug: string;
@@ -36,6 +49,7 @@ export async function createBundleUpload(
   body: { repo: RepoRef; orgUrlSlug: string },
 ) {
   checkOrgSlug(caller, body.orgUrlSlug);
+  await assertForgeGranted(ctx, caller, body.repo);
   const id = randomUUID();
   const now = ctx.now();
   const expiresAt = now + BUNDLE_URL_TTL_MS;
@@ -69,28 +83,44 @@ const STATUS_OF: Record<
   invalid_meta: 'VALIDATION_FAILED',
 };
 
-async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
-  yield bytes;
+export interface BundlePut {
+  id: string;
+  expires: number;
+  signature: string;
+  /** The compressed body as it arrives (cut when it stalls: http/body-progress.ts). */
+  body: AsyncIterable<Uint8Array>;
+  /** The request's Content-Length, if it has one: over MAINLINE_UPLOAD_LIMIT is refused unread. */
+  contentLength: number | undefined;
+  /** Where the body is received, whole, before it is decoded (bounded memory: lib/spool.ts). */
+  spools: SpoolDir;
+  validateMeta: (m: unknown) => UploadMeta;
+  parseJunit: ParseJunit;
+  /**
+   * The bundle is decoded and stored in a turn of its organization, taken once its body has
+   * arrived: a slow client holds the URL's claim, never a turn.
+   */
+  gate: IngestGate;
+  /** Where zstd and the tar walk run (threads of their own). */
+  decoders: BundleDecoders;
 }
 
 /**
  * The second half: the PUT of the bundle. The signed URL is the credential (no token, as with a
- * presigned S3 URL). The bundle id is the upload_key, so a PUT repeated after a lost response is
- * answered with the same result and ingests nothing twice.
+ * presigned S3 URL), but it is only as good as the token that asked for it: a URL whose token was
+ * revoked (or whose organization is gone) is refused. Everything that can refuse or answer the PUT
+ * without its body is checked before the body is read: the signature and expiry, the token, and
+ * whether the URL was used. A URL that made an upload answers that upload's result again
+ * (`duplicate: true`) without decoding anything; while one PUT is receiving a URL's bundle, another
+ * PUT to it is a 409 (retry it once the first is done: it then answers the result).
+ *
+ * Then the body is received whole (at most MAINLINE_UPLOAD_LIMIT bytes, spooled), holding no ingest
+ * turn, so a bundle trickling in delays nobody else; only then does the PUT take a turn of its
+ * organization (gate.ts) to decode the bundle from what was received and store it.
  */
 export async function receiveBundle(
   ctx: AppContext,
   signer: UrlSigner,
-  input: {
-    id: string;
-    expires: number;
-    signature: string;
-    body: Readable;
-    validateMeta: (m: unknown) => UploadMeta;
-    parseJunit: ParseJunit;
-    /** The body is read in the upload's turn, once the URL is known to be good. */
-    gate: IngestGate;
-  },
+  input: BundlePut,
 ): Promise<UploadResult> {
   const denied = new AppError(
     'FORBIDDEN',
@@ -100,43 +130,194 @@ export async function receiveBundle(
     throw denied;
   const row = await findBundleUpload(ctx.db, input.id);
   if (row === undefined) throw denied;
-  return input.gate.run(() => ingestBundle(ctx, row, input));
+  const request = JSON.parse(row.request) as StoredRequest;
+  await checkIssuer(ctx, row, request);
+  if (row.upload_id !== null) return answerAgain(ctx, row.upload_id);
+  const limit = ctx.config.uploadLimitBytes;
+  if (input.contentLength !== undefined && input.contentLength > limit) throw bundleTooLarge(limit);
+  const claimedAt = ctx.now();
+  if (!(await claimBundleUpload(ctx.db, row.id, claimedAt, claimedAt - BUNDLE_CLAIM_STALE_MS))) {
+    const now = await findBundleUpload(ctx.db, row.id);
+    if (now?.upload_id != null) return answerAgain(ctx, now.upload_id);
+    throw new AppError(
+      'CONFLICT',
+      'Another request is uploading the bundle to this URL right now; retry this PUT once it has finished to get its result',
+    );
+  }
+  let stored = false;
+  let spool: Spool | undefined;
+  try {
+    spool = await spoolAll(input.spools, input.body, limit, () => bundleTooLarge(limit));
+    const received = spool;
+    const result = await input.gate.run(() => ingestBundle(ctx, row, request, input, received), row.org_id);
+    stored = true;
+    return result;
+  } finally {
+    await spool?.close();
+    // Nothing was stored (a refused bundle, a client that went away): the URL may be used again.
+    if (!stored) await releaseBundleClaim(ctx.db, row.id, claimedAt);
+  }
+}
+
+/** A bundle over MAINLINE_UPLOAD_LIMIT as sent; the rest of its body is not read. */
+function bundleTooLarge(limit: number): AppError {
+  return new AppError(
+    'PAYLOAD_TOO_LARGE',
+    `The bundle is larger than MAINLINE_UPLOAD_LIMIT (${limit} bytes as sent): upload the test results in several bundles, or ask the operator to raise MAINLINE_UPLOAD_LIMIT`,
+    { headers: { connection: 'close' } },
+  );
+}
+
+/** The URL acts for the token that asked for it: refused once that token is revoked or gone. */
+async function checkIssuer(ctx: AppContext, row: BundleUploadRow, request: StoredRequest): Promise<void> {
+  const token = await findTokenById(ctx.db, request.tokenId);
+  if (token === undefined || token.revoked_at !== null || token.org_id !== row.org_id) {
+    throw new AppError(
+      'INVALID_TOKEN',
+      'The API token that created this upload URL has been revoked (or its organization deleted): create a new upload URL with a valid token',
+    );
+  }
+}
+
+async function answerAgain(ctx: AppContext, uploadId: string): Promise<UploadResult> {
+  const result = await findBundleUploadResult(ctx.db, uploadId);
+  if (result === undefined)
+    throw new AppError(
+      'CONFLICT',
+      'This upload URL was already used, and its upload is no longer kept; create a new upload URL',
+    );
+  return { ...(JSON.parse(result) as UploadResult), duplicate: true };
+}
+
+/** meta.json (with CODEOWNERS, once known) as the upload contract's meta, keyed by the bundle id. */
+function uploadMetaOf(
+  meta: BundleUploadMeta,
+  request: StoredRequest,
+  row: BundleUploadRow,
+  validateMeta: (m: unknown) => UploadMeta,
+): UploadMeta {
+  const mapped = toUploadMeta(meta, request.orgSlug);
+  if (!mapped.ok)
+    throw new AppError('VALIDATION_FAILED', `The bundle's meta.json is not usable: ${mapped.error}`);
+  return validateMeta({ ...mapped.meta, upload_key: `bundle:${row.id}` });
 }
 
 async function ingestBundle(
   ctx: AppContext,
   row: BundleUploadRow,
-  input: { body: Readable; validateMeta: (m: unknown) => UploadMeta; parseJunit: ParseJunit },
+  request: StoredRequest,
+  input: BundlePut,
+  spool: Spool,
 ): Promise<UploadResult> {
-  const request = JSON.parse(row.request) as StoredRequest;
-  const bundle = await extractBundle(input.body, { maxFileBytes: ctx.config.maxFileBytes });
-  if (!bundle.ok) throw new AppError(STATUS_OF[bundle.code], `The bundle could not be read: ${bundle.error}`);
-  const mapped = toUploadMeta(bundle.meta, request.orgSlug);
-  if (!mapped.ok)
-    throw new AppError('VALIDATION_FAILED', `The bundle's meta.json is not usable: ${mapped.error}`);
-  const meta = input.validateMeta({ ...mapped.meta, upload_key: `bundle:${row.id}` });
   const caller: Caller = {
     tokenId: request.tokenId,
     tokenName: request.tokenName,
     orgId: row.org_id,
     orgSlug: request.orgSlug,
   };
-  const prep = await prepareUpload(ctx, caller, meta);
-  const files: ParsedFile[] = [];
-  const held = new UploadAttempts(ctx.config.maxUploadAttempts);
-  for (const f of bundle.files) {
-    const name = f.originalPath ?? f.name;
-    const parsed = await input.parseJunit(
-      name,
-      once(f.bytes),
-      ctx.config.maxFileBytes,
-      prep.basis.identity,
-      held.budget(),
-      prep,
-    );
-    files.push(held.add(parsed));
+  const decoding = input.decoders.decode(spool.read(), { maxFileBytes: ctx.config.maxFileBytes });
+  let read: { meta: UploadMeta; files: ParsedFile[]; prep: UploadPrep | undefined };
+  try {
+    read = await readBundle(ctx, caller, request, row, decoding, input);
+  } finally {
+    // Stops the thread if we gave up early (a refused meta.json, a parser failure); else a no-op.
+    decoding.abort();
   }
-  const result = await ingestUpload(ctx, caller, meta, files, 'bundle', prep);
-  if (row.consumed_at === null) await markBundleConsumed(ctx.db, row.id, result.upload_id, ctx.now());
+  // The token may have been revoked while the bundle was read: nothing is stored then.
+  await checkIssuer(ctx, row, request);
+  const result = await ingestUpload(ctx, caller, read.meta, read.files, 'bundle', read.prep);
+  await markBundleConsumed(ctx.db, row.id, result.upload_id, ctx.now());
   return result;
+}
+
+/**
+ * Reads the decoder's events: meta.json (CLI bundles have it first), then each JUnit entry streamed
+ * to the JUnit parser as it is decoded, then the outcome. The files are prepared for ingestion while
+ * they are parsed when the upload's CODEOWNERS is known by then (else ingestion prepares them).
+ */
+async function readBundle(
+  ctx: AppContext,
+  caller: Caller,
+  request: StoredRequest,
+  row: BundleUploadRow,
+  decoding: BundleDecoding,
+  input: BundlePut,
+): Promise<{ meta: UploadMeta; files: ParsedFile[]; prep: UploadPrep | undefined }> {
+  let bundleMeta: BundleUploadMeta | undefined;
+  let codeowners: string | undefined;
+  let prep: UploadPrep | undefined;
+  let prepStale = false;
+  let identity: UploadPrep['basis']['identity'] | undefined;
+  const parsed = new Map<string, ParsedFile>();
+  const held = new UploadAttempts(ctx.config.maxUploadAttempts);
+  for (;;) {
+    const event = await decoding.next();
+    if (event.kind === 'meta') {
+      bundleMeta = event.meta;
+      const withOwners = codeowners === undefined ? event.meta : { ...event.meta, codeowners };
+      const made = await prepareUpload(
+        ctx,
+        caller,
+        uploadMetaOf(withOwners, request, row, input.validateMeta),
+      );
+      identity = made.basis.identity;
+      // A CLI bundle whose meta.json names a CODEOWNERS file carries it after the JUnit files.
+      if (codeowners !== undefined || event.meta.codeownersPath === undefined) prep = made;
+    } else if (event.kind === 'codeowners') {
+      codeowners = event.text;
+      if (prep !== undefined) prepStale = true;
+    } else if (event.kind === 'file') {
+      const ref = bundleMeta?.junitFiles.find((f) => f.path === event.name);
+      const body = new FileBody(decoding);
+      const file = await input.parseJunit(
+        ref?.originalPath ?? event.name,
+        body.chunks(),
+        ctx.config.maxFileBytes,
+        identity,
+        held.budget(),
+        prep,
+      );
+      // A file the parser stopped reading (too large, malformed): its remaining bytes are skipped.
+      await body.drain();
+      parsed.set(event.name, held.add(file));
+    } else if (event.kind === 'done') {
+      const outcome = event.outcome;
+      if (!outcome.ok)
+        throw new AppError(STATUS_OF[outcome.code], `The bundle could not be read: ${outcome.error}`);
+      const files = outcome.files.flatMap((f) => {
+        const file = parsed.get(f.name);
+        if (file === undefined) return [];
+        // Read before meta.json said where the CLI found it.
+        return [
+          f.originalPath === undefined || file.name === f.originalPath
+            ? file
+            : { ...file, name: f.originalPath },
+        ];
+      });
+      const meta = uploadMetaOf(outcome.meta, request, row, input.validateMeta);
+      return { meta, files, prep: prepStale ? undefined : prep };
+    }
+  }
+}
+
+/** The `data` events of one JUnit entry, as the parser's source. */
+class FileBody {
+  #ended = false;
+
+  constructor(private readonly decoding: BundleDecoding) {}
+
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    while (!this.#ended) {
+      const event = await this.decoding.next();
+      if (event.kind === 'data') yield event.bytes;
+      else if (event.kind === 'fileEnd') this.#ended = true;
+      else throw new Error(`bundle decoding: ${event.kind} inside a file`);
+    }
+  }
+
+  async drain(): Promise<void> {
+    for await (const _ of this.chunks()) {
+      // skipped
+    }
+  }
 }

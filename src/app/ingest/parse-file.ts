@@ -21,6 +21,17 @@ export interface ParsedFile {
     readonly identity: IdentityContext;
     readonly testIds: readonly string[];
   };
+  /**
+   * What reading the file took: the bytes handed to the parser (after decompression), and whether
+   * it was refused for going past the `maxBytes` it was read with (absent: not read, e.g. refused
+   * before parsing).
+   */
+  readonly read?: FileRead;
+}
+
+export interface FileRead {
+  readonly plainBytes: number;
+  readonly overCap: boolean;
 }
 
 /** How many more attempts the upload a file belongs to may hold, and its limit. */
@@ -53,17 +64,22 @@ export class UploadAttempts {
 
 const EMPTY_COUNTS = { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 };
 
-function failed(name: string, message: string): ParsedFile {
+function failed(name: string, message: string, read?: FileRead): ParsedFile {
   return {
     name,
     summary: { ok: false, counts: EMPTY_COUNTS, problems: [{ severity: 'error', message }] },
     attempts: [],
+    ...(read === undefined ? {} : { read }),
   };
 }
 
 class TooLarge extends Error {}
 
-/** The file's bytes, gunzipped when they start with gzip's magic number, capped at maxBytes. */
+/**
+ * The file's bytes, gunzipped when they start with gzip's magic number, capped at maxBytes. Bytes
+ * are inflated only as they are asked for: a consumer that stops (the parser rejected the file)
+ * stops the inflating too, and the compressed bytes left are never inflated.
+ */
 async function* plainBytes(source: AsyncIterable<Uint8Array>, maxBytes: number): AsyncGenerator<Uint8Array> {
   const iterator = source[Symbol.asyncIterator]();
   const first = await iterator.next();
@@ -104,6 +120,8 @@ export async function parseJunitFile(
   stream?: { batchSize: number; keepSlices: boolean },
 ): Promise<ParsedFile> {
   const attempts: JunitAttempt[] = [];
+  let plain = 0;
+  const read = (overCap: boolean): FileRead => ({ plainBytes: plain, overCap });
   const binding = budget !== undefined && budget.left < DEFAULT_JUNIT_LIMITS.maxAttempts;
   const parser = createJunitParser({
     ...stream,
@@ -125,17 +143,21 @@ export async function parseJunitFile(
     let sawBytes = false;
     for await (const chunk of plainBytes(source, maxBytes)) {
       sawBytes = true;
+      plain += chunk.length;
       parser.write(chunk);
+      // Rejected (malformed, a limit): the rest of the file would be inflated for nothing.
+      if (parser.rejected) break;
     }
-    if (!sawBytes) return failed(name, 'the file is empty');
+    if (!sawBytes) return failed(name, 'the file is empty', read(false));
   } catch (error) {
     if (error instanceof TooLarge)
-      return failed(name, `the file is larger than ${maxBytes} bytes (after decompression)`);
-    return failed(name, `the file could not be read: ${(error as Error).message}`);
+      return failed(name, `the file is larger than ${maxBytes} bytes (after decompression)`, read(true));
+    return failed(name, `the file could not be read: ${(error as Error).message}`, read(false));
   }
   const summary = parser.close();
   // A rejected file ingests nothing, so it counts nothing (what the parser saw before the error is
   // not in the upload's totals).
-  if (!summary.ok) return { name, summary: { ...summary, counts: EMPTY_COUNTS }, attempts: [] };
-  return { name, summary, attempts };
+  if (!summary.ok)
+    return { name, summary: { ...summary, counts: EMPTY_COUNTS }, attempts: [], read: read(false) };
+  return { name, summary, attempts, read: read(false) };
 }

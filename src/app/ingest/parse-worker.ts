@@ -3,6 +3,7 @@
 // upload part being read); each has its own parser.
 import { parentPort } from 'node:worker_threads';
 import type { AttemptWriter } from '../../domain/junit/index.ts';
+import { ChunkQueue } from '../../lib/chunk-queue.ts';
 import { parseJunitFile } from './parse-file.ts';
 import { AttemptEncoder, transferList } from './parsed-codec.ts';
 import type { FromParser, ToParser } from './parser-pool.ts';
@@ -18,42 +19,6 @@ import type { FromParser, ToParser } from './parser-pool.ts';
  */
 const BATCH = 8192;
 
-/** The chunks of one file, handed to parseJunitFile as they arrive. */
-class ChunkQueue implements AsyncIterable<Uint8Array> {
-  readonly #chunks: Uint8Array[] = [];
-  #ended = false;
-  #wake: (() => void) | undefined;
-
-  constructor(private readonly consumed: () => void) {}
-
-  push(chunk: Uint8Array): void {
-    this.#chunks.push(chunk);
-    this.#wake?.();
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
-    for (;;) {
-      const chunk = this.#chunks.shift();
-      if (chunk !== undefined) {
-        yield chunk;
-        // Asked for the next one: this one is parsed, the sender may send another.
-        this.consumed();
-        continue;
-      }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
-    }
-  }
-}
-
 const port = parentPort;
 if (port === null) throw new Error('parse-worker.ts runs as a worker thread only');
 const send = (message: FromParser, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
@@ -62,7 +27,8 @@ const files = new Map<number, ChunkQueue>();
 port.on('message', (message: ToParser) => {
   if (message.kind === 'open') {
     const { id } = message;
-    const queue = new ChunkQueue(() => send({ kind: 'consumed', id }));
+    // A chunk asked past is parsed: the sender may send another.
+    const queue = new ChunkQueue(() => send({ kind: 'consumed', id }), 'done');
     files.set(id, queue);
     const encoder = new AttemptEncoder();
     const sendBatch: AttemptWriter = {
@@ -77,7 +43,9 @@ port.on('message', (message: ToParser) => {
       batchSize: BATCH,
       keepSlices: true,
     })
-      .then((parsed) => send({ kind: 'parsed', id, name: parsed.name, summary: parsed.summary }))
+      .then((parsed) =>
+        send({ kind: 'parsed', id, name: parsed.name, summary: parsed.summary, read: parsed.read }),
+      )
       .catch((error: unknown) => send({ kind: 'failed', id, message: String(error) }))
       .finally(() => files.delete(id));
   } else if (message.kind === 'chunk') files.get(message.id)?.push(message.bytes);

@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { deriveFile, deriveInto, type FailureFacts, type IdentityContext, parseAndDerive } from './derive.ts';
-import type { AttemptBudget, ParsedFile } from './parse-file.ts';
+import type { AttemptBudget, FileRead, ParsedFile } from './parse-file.ts';
 import { decodeAttempts, type EncodedAttempts } from './parsed-codec.ts';
 import type { FilePrep, UploadPrep } from './prepare.ts';
 
@@ -33,7 +33,13 @@ export type FromParser =
   /** The next attempts of file `id`, as parsed (they count only if its summary is ok). */
   | { kind: 'attempts'; id: number; batch: EncodedAttempts }
   /** File `id` is parsed (or rejected, as parseJunitFile rejects: a summary with one error). */
-  | { kind: 'parsed'; id: number; name: string; summary: ParsedFile['summary'] }
+  | {
+      kind: 'parsed';
+      id: number;
+      name: string;
+      summary: ParsedFile['summary'];
+      read: FileRead | undefined;
+    }
   /** Parsing file `id` threw (a bug): the request fails. */
   | { kind: 'failed'; id: number; message: string };
 
@@ -91,7 +97,10 @@ class ParserThread {
   readonly pending = new Map<number, Pending>();
   readonly worker: Worker;
 
-  constructor(onExit: () => void) {
+  constructor(
+    onExit: () => void,
+    private readonly onRead: (read: FileRead | undefined) => void,
+  ) {
     this.worker = new Worker(new URL('./parse-worker-entry.mjs', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB },
     });
@@ -127,9 +136,13 @@ class ParserThread {
       p.done({ error: new Error(m.message) });
       return;
     }
+    this.onRead(m.read);
+    const read = m.read === undefined ? {} : { read: m.read };
     // A rejected file ingests nothing (its provisional batches are dropped here).
     if (!m.summary.ok) {
-      p.done({ file: deriveFile({ name: m.name, summary: m.summary, attempts: [] }, p.identity) });
+      p.done({
+        file: { ...deriveFile({ name: m.name, summary: m.summary, attempts: [] }, p.identity), ...read },
+      });
       return;
     }
     const { failures, testIds } = p.derived;
@@ -140,6 +153,7 @@ class ParserThread {
       attempts: p.attempts,
       failures,
       ...(identity === undefined ? {} : { ids: { identity, testIds } }),
+      ...read,
     };
     p.done({ file, prep: p.prep });
   }
@@ -219,6 +233,10 @@ export class ParserPool {
   readonly #threads: (ParserThread | undefined)[];
   #next = 0;
   #ids = 0;
+  #plainBytes = 0;
+  readonly #onRead = (read: FileRead | undefined): void => {
+    this.#plainBytes += read?.plainBytes ?? 0;
+  };
 
   constructor(threads: number) {
     this.#threads = new Array(threads).fill(undefined);
@@ -227,11 +245,20 @@ export class ParserPool {
   readonly parse: ParseJunit = async (name, source, maxBytes, identity, budget, prep) => {
     if (this.#threads.length === 0) {
       const file = await parseAndDerive(name, source, maxBytes, identity, budget);
+      this.#onRead(file.read);
       if (identity !== undefined && prep !== undefined) prep.attach(file, prep.prepareWhole(file));
       return file;
     }
     return this.#thread().parse(++this.#ids, name, source, maxBytes, identity, budget, prep);
   };
+
+  /**
+   * Bytes of JUnit files handed to the parser so far, after decompression: the parsing work done
+   * (`mainline_ingest_parsed_bytes_total`). A file stops being inflated once the parser rejects it.
+   */
+  get plainBytes(): number {
+    return this.#plainBytes;
+  }
 
   /** Parser threads running now (started on first use, replaced after a failure). */
   get running(): number {
@@ -262,7 +289,7 @@ export class ParserPool {
     if (thread === undefined) {
       const started: ParserThread = new ParserThread(() => {
         if (this.#threads[best] === started) this.#threads[best] = undefined;
-      });
+      }, this.#onRead);
       thread = started;
       this.#threads[best] = thread;
     }

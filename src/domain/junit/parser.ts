@@ -73,6 +73,10 @@ class StreamingJunitParser implements JunitParser {
     this.xml = new XmlScanner(this.xmlHandler(), { maxTextChars: this.limits.maxTextChars });
   }
 
+  get rejected(): boolean {
+    return this.failed;
+  }
+
   write(chunk: string | Uint8Array): void {
     if (this.summary !== null) throw new Error('JunitParser.write() called after close()');
     if (this.failed) return;

@@ -157,6 +157,8 @@ export interface JunitParserOptions {
 export interface JunitParser {
   /** Feeds the next piece of the file: decoded text, or raw bytes (UTF-8, or UTF-16 with a BOM). Never throws on bad input. */
   write(chunk: string | Uint8Array): void;
+  /** Whether the file was rejected: writing more does nothing (the caller may stop reading it). */
+  readonly rejected: boolean;
   /** Ends the file, delivers the last batch (only if the file is ok) and returns the summary. */
   close(): JunitFileSummary;
 }

@@ -1,14 +1,27 @@
 import type { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { BundleDecoders, type BundleDecodeStats } from '../../../app/bundle/decode-pool.ts';
 import { receiveBundle } from '../../../app/ingest/bundle-upload.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
+import { uploadTempDir } from '../../../config.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { SpoolDir } from '../../../lib/spool.ts';
+import { bodyChunks } from '../../body-progress.ts';
 import { validatorFor } from '../../meta.ts';
 import { ErrorEnvelope } from '../../schemas/common.ts';
 import { UploadMeta, UploadResponse } from '../../schemas/upload.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 const validateMeta = validatorFor<Meta>(UploadMeta, 'bundle meta');
+
+/** Each app's bundle decoders, by its HTTP server (shared by all of an app's scopes). */
+const decodersByServer = new WeakMap<object, BundleDecoders>();
+
+/** What an app's bundle decoders did (decodings started, bytes decoded, the thread): a test hook. */
+export function bundleDecodeStats(app: FastifyInstance): BundleDecodeStats | undefined {
+  return decodersByServer.get(app.server)?.stats;
+}
 
 /**
  * Routes whose body is not JSON and that need no token: the PUT of a bundle to the signed URL
@@ -18,6 +31,12 @@ export async function registerRawRoutes(
   app: Api,
   { ctx, urlSigner, parseJunit, ingestGate }: RouteDeps,
 ): Promise<void> {
+  // Bundles are decoded on threads of their own, at most one per ingest turn kept between PUTs.
+  const decoders = new BundleDecoders(ctx.config.ingestConcurrency);
+  decodersByServer.set(app.server, decoders);
+  // A bundle is received whole before it is decoded: its first MiB in memory, the rest in a file.
+  const spools = new SpoolDir(uploadTempDir(ctx.config));
+  app.addHook('onClose', () => decoders.close());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.put(
@@ -32,22 +51,30 @@ export async function registerRawRoutes(
         response: {
           200: UploadResponse,
           400: ErrorEnvelope,
+          401: ErrorEnvelope,
           403: ErrorEnvelope,
+          409: ErrorEnvelope,
           413: ErrorEnvelope,
           415: ErrorEnvelope,
         },
       },
     },
-    async (request) =>
-      receiveBundle(ctx, urlSigner, {
+    async (request) => {
+      const length = request.headers['content-length'];
+      return receiveBundle(ctx, urlSigner, {
         id: request.params.id,
         expires: request.query.expires,
         signature: request.query.signature,
-        body: (request.body ?? request.raw) as Readable,
+        // A body that stops arriving is cut with 408 (body-progress.ts).
+        body: bodyChunks((request.body ?? request.raw) as Readable, ctx.config.bodyStallSeconds),
+        contentLength: length === undefined ? undefined : Number(length),
+        spools,
         validateMeta,
         parseJunit,
         gate: ingestGate,
-      }),
+        decoders,
+      });
+    },
   );
   app.post(
     '/flakytests-cli/upload-metrics',

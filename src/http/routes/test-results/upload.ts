@@ -1,13 +1,15 @@
 import type { MultipartFile } from '@fastify/multipart';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../../../app/context.ts';
 import type { UploadMeta as Meta } from '../../../app/ingest/ingest.ts';
 import { ingestUpload, prepareUpload } from '../../../app/ingest/ingest.ts';
-import { type AttemptBudget, type ParsedFile, UploadAttempts } from '../../../app/ingest/parse-file.ts';
-import type { ParseJunit } from '../../../app/ingest/parser-pool.ts';
-import type { UploadPrep } from '../../../app/ingest/prepare.ts';
+import { type ParsedFile, UploadAttempts } from '../../../app/ingest/parse-file.ts';
 import type { UploadResult } from '../../../app/ingest/result.ts';
+import { uploadTempDir } from '../../../config.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { type Spool, SpoolDir } from '../../../lib/spool.ts';
+import { untilStalled } from '../../body-progress.ts';
 import { validatorFor } from '../../meta.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
@@ -15,41 +17,47 @@ import { UploadMeta, UploadResponse } from '../../schemas/upload.ts';
 import type { Api, RouteDeps } from '../../types.ts';
 
 const readMeta = validatorFor<Meta>(UploadMeta, 'meta');
+/**
+ * File parts per upload. Maven Surefire and Gradle write one report per test class, so a large
+ * module's upload has hundreds to a thousand files; each costs little (a result entry), and their
+ * bytes together are bounded by MAINLINE_UPLOAD_LIMIT.
+ */
 const MAX_FILES = 1000;
 
-async function readFilePart(
-  part: MultipartFile,
-  parse: ParseJunit,
-  maxBytes: number,
-  prep: UploadPrep | undefined,
-  budget: AttemptBudget,
-): Promise<ParsedFile> {
-  const parsed = await parse(
-    part.filename || 'junit.xml',
-    part.file,
-    maxBytes,
-    prep?.basis.identity,
-    budget,
-    prep,
+/** Bytes of a meta part sent as a file (it is parsed in memory); as busboy's field size limit. */
+const MAX_META_BYTES = 2 * 1024 * 1024;
+
+/** A file part as received: where its bytes (all arrived) are in the request's spool. */
+interface ReceivedFile {
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+  /** Over MAINLINE_MAX_FILE_BYTES as sent: refused without parsing. */
+  readonly truncated: boolean;
+}
+
+/** A whole multipart body, received: its meta and its files' bytes, spooled (lib/spool.ts). */
+interface Received {
+  readonly meta: Meta;
+  readonly files: ReceivedFile[];
+  readonly spool: Spool;
+}
+
+function overLimit(limit: number): AppError {
+  return new AppError(
+    'PAYLOAD_TOO_LARGE',
+    `The upload is larger than MAINLINE_UPLOAD_LIMIT (${limit} bytes, as sent and for its files together after decompression): send its files in several uploads, or ask the operator to raise MAINLINE_UPLOAD_LIMIT`,
+    // The rest of the body is not read.
+    { headers: { connection: 'close' } },
   );
-  part.file.resume();
-  if (part.file.truncated) {
-    return {
-      name: parsed.name,
-      attempts: [],
-      summary: {
-        ...parsed.summary,
-        ok: false,
-        problems: [{ severity: 'error', message: `the file is larger than ${maxBytes} bytes` }],
-      },
-    };
-  }
-  return parsed;
 }
 
 /** POST /v1/test-results/upload: multipart with a `meta` JSON part and `junit` file parts. */
 export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteDeps): void {
-  const maxBytes = ctx.config.maxFileBytes;
+  const { maxFileBytes: maxBytes, uploadLimitBytes: limit, bodyStallSeconds: stall } = ctx.config;
+  // Bodies being received keep their first MiB in memory and the rest in a file, removed when the
+  // request ends: N uploads arriving at once cost N MiB of memory, not N × MAINLINE_UPLOAD_LIMIT.
+  const spools = new SpoolDir(uploadTempDir(ctx.config));
   app.register(async (scope) => {
     await scope.register(multipart, {
       throwFileSizeLimit: false,
@@ -78,31 +86,82 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
             'Send multipart/form-data with a meta part and junit file parts',
           );
         }
-        // The body is read only in the upload's turn (gate.ts): memory for a burst of large uploads.
-        return ingestGate.run(() => receive(request));
+        const caller = callerOf(request);
+        const received = await receive(request);
+        try {
+          // The body is all here: the upload now takes a turn (gate.ts) to be parsed and stored, shared
+          // fairly between organizations. A slow client never holds one.
+          return await ingestGate.run(() => ingest(caller, received), caller.orgId);
+        } finally {
+          await received.spool.close();
+        }
       },
     );
   });
 
-  async function receive(request: FastifyRequest): Promise<UploadResult> {
-    let meta: Meta | undefined;
-    // Made once meta is known (clients send it first): files are then prepared for ingestion while
-    // they are parsed (test ids, known tests: prepare.ts).
-    let prep: UploadPrep | undefined;
-    const files: ParsedFile[] = [];
-    const held = new UploadAttempts(ctx.config.maxUploadAttempts);
+  /**
+   * Reads the whole body (bounded by MAINLINE_UPLOAD_LIMIT, cut when it stalls for
+   * MAINLINE_BODY_STALL_SECONDS) without parsing anything. The files' bytes go to one spool, closed
+   * here if receiving fails, else by the caller once the upload is done.
+   */
+  async function receive(request: FastifyRequest): Promise<Received> {
+    if (Number(request.headers['content-length'] ?? 0) > limit) throw overLimit(limit);
+    const spool = spools.create();
     try {
-      for await (const part of request.parts()) {
-        if (part.fieldname === 'meta') {
-          meta = readMeta(
-            part.type === 'field' ? String(part.value) : (await part.toBuffer()).toString('utf8'),
+      return await receiveInto(request, spool);
+    } catch (error) {
+      await spool.close();
+      throw error;
+    }
+  }
+
+  async function receiveInto(request: FastifyRequest, spool: Spool): Promise<Received> {
+    let meta: Meta | undefined;
+    const files: ReceivedFile[] = [];
+    let received = 0;
+    const chunksOf = (part: MultipartFile) =>
+      untilStalled<Buffer>(part.file, stall, () => part.file.destroy());
+    const count = (bytes: number) => {
+      received += bytes;
+      if (received > limit) throw overLimit(limit);
+    };
+    const metaFile = async (part: MultipartFile): Promise<string> => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of chunksOf(part)) {
+        count(chunk.length);
+        size += chunk.length;
+        if (size > MAX_META_BYTES)
+          throw new AppError(
+            'PAYLOAD_TOO_LARGE',
+            `The meta part is larger than ${MAX_META_BYTES} bytes: send only the upload's metadata in it`,
+            { headers: { connection: 'close' } },
           );
+        chunks.push(chunk);
+      }
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    try {
+      for await (const part of untilStalled(request.parts(), stall)) {
+        if (part.fieldname === 'meta') {
+          const text = part.type === 'field' ? String(part.value) : await metaFile(part);
+          if (part.type === 'field') count(text.length);
+          meta = readMeta(text);
         } else if (part.type === 'file') {
-          if (meta !== undefined && prep === undefined)
-            prep = await prepareUpload(ctx, callerOf(request), meta);
-          files.push(held.add(await readFilePart(part, parseJunit, maxBytes, prep, held.budget())));
+          const start = spool.size;
+          for await (const chunk of chunksOf(part)) {
+            count(chunk.length);
+            await spool.write(chunk);
+          }
+          files.push({
+            name: part.filename || 'junit.xml',
+            start,
+            end: spool.size,
+            truncated: part.file.truncated,
+          });
         }
       }
+      await spool.finish();
     } catch (error) {
       // Our own answers (bad meta, limits) as they are; a body busboy cannot read is the client's fault.
       if (error instanceof AppError || (error as { statusCode?: number }).statusCode !== undefined)
@@ -122,6 +181,49 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
         'VALIDATION_FAILED',
         'The upload has no files: add one or more file parts named junit',
       );
-    return ingestUpload(ctx, callerOf(request), meta, files, 'multipart', prep);
+    return { meta, files, spool };
+  }
+
+  /**
+   * Parses the received files (each prepared for ingestion as it is parsed: prepare.ts) and stores
+   * the upload. Their total after decompression is held to MAINLINE_UPLOAD_LIMIT as well, so a
+   * request of many small gzip files cannot make the parser inflate without end.
+   */
+  async function ingest(caller: Caller, { meta, files: received, spool }: Received): Promise<UploadResult> {
+    const prep = await prepareUpload(ctx, caller, meta);
+    const files: ParsedFile[] = [];
+    const held = new UploadAttempts(ctx.config.maxUploadAttempts);
+    let plainLeft = limit;
+    for (const file of received) {
+      if (file.truncated) {
+        files.push(tooLarge(file.name));
+        continue;
+      }
+      const cap = Math.min(maxBytes, plainLeft);
+      const parsed = await parseJunit(
+        file.name,
+        spool.read(file.start, file.end),
+        cap,
+        prep.basis.identity,
+        held.budget(),
+        prep,
+      );
+      plainLeft -= parsed.read?.plainBytes ?? 0;
+      if (parsed.read?.overCap === true && cap < maxBytes) throw overLimit(limit);
+      files.push(held.add(parsed));
+    }
+    return ingestUpload(ctx, caller, meta, files, 'multipart', prep);
+  }
+
+  function tooLarge(name: string): ParsedFile {
+    return {
+      name,
+      attempts: [],
+      summary: {
+        ok: false,
+        counts: { testcases: 0, attempts: 0, failures: 0, skipped: 0, retries: 0 },
+        problems: [{ severity: 'error', message: `the file is larger than ${maxBytes} bytes` }],
+      },
+    };
   }
 }
