@@ -38,8 +38,12 @@ export function startRuns(ctx: Ctx): boolean {
   for (const n of [...s.order]) {
     const e = pr(s, n);
     if (e.state !== 'pending' || depsOf(s, n).some((d) => pr(s, d).state === 'pending')) continue;
-    if (activeMainRuns(s).length >= s.settings.concurrency && !(e.priorityValue === 0 && preempt(ctx, n)))
-      break;
+    if (activeMainRuns(s).length >= s.settings.concurrency) {
+      if (e.priorityValue !== 0) break;
+      // Interrupt a run only for an urgent PR that starts now: one still filling its batch would
+      // cancel a run, then the freed slot restarts it, for ever (found by the property test).
+      if (formGroup(ctx, n) === null || !preempt(ctx, n)) continue;
+    }
     const group = formGroup(ctx, n);
     if (group === null) continue;
     const run = createRun(ctx, {

@@ -516,6 +516,46 @@ describe('merge queue engine, property', () => {
     expect(merges).toBeGreaterThan(500);
   }, 120_000);
 
+  it('settles the sequence that once never did (an urgent PR filling its batch interrupted the run ahead, for ever)', () => {
+    // Shrunk counterexample from a CI run: the urgent PR #1 could not start (its batch was filling) yet
+    // cancelled #2's run; the freed slot restarted #2, and reconciliation looped until it threw.
+    const settings: Partial<QueueSettings> = {
+      mode: 'single',
+      concurrency: 1,
+      batch: true,
+      batchingMinSize: 2,
+      canOptimisticallyMerge: false,
+      pendingFailureDepth: 0,
+      directMergeMode: 'off',
+      optimizationMode: 'off',
+      testingTimeoutMinutes: 10,
+      batchingMaxWaitTimeMinutes: 1,
+    };
+    const req: Required = { mergeInstance: null, serviceConfig: null, branchProtection: ['ci'] };
+    const cancel1: Move = (w) => w.send({ type: 'pr_cancelled', prNumber: 1, reason: 'cancelled' });
+    const moves: Move[] = [
+      (w) => w.submit(2, 0, true),
+      (w) => w.submit(1, 1, false),
+      (w) => w.headGreen(2),
+      (w) => w.readiness(1, true),
+      (w) => w.act(0, false, 0),
+      (w) => w.act(0, true, 0),
+      (w) => w.runGreen(0),
+      (w) => w.runGreen(0),
+      (w) => w.outsidePush(),
+      (w) => w.headGreen(1),
+      (w) => w.act(0, false, 0),
+      cancel1,
+      (w) => w.update({}),
+      cancel1,
+      (w) => w.headGreen(1),
+      (w) => w.act(0, true, 0),
+      (w) => w.headGreen(1),
+      (w) => w.readiness(1, false),
+    ];
+    expect(() => play(settings, req, moves)).not.toThrow();
+  });
+
   it('would merge onto an untested push if the forge did not compare the target with expectedTargetSha', () => {
     // The same world with a forge that merges onto whatever tip it finds: some sequence lands a PR on a
     // push it was never tested with. Stops at the first one (no shrinking: only that one exists matters).
