@@ -113,6 +113,7 @@ describe('the dashboard in a browser', () => {
       targetBranch: 'main',
       directMergeMode: 'off',
       flakeProtection: 'ignore_quarantined',
+      requiredStatuses: ['ci'],
     });
     for (const n of [1, 2]) {
       git(work, 'checkout', '-q', 'main');
@@ -121,6 +122,13 @@ describe('the dashboard in a browser', () => {
       git(work, 'add', '-A');
       git(work, 'commit', '-q', '-m', `Feature ${n}`);
       git(work, 'push', '-q', '-f', 'origin', `feature-${n}`);
+      // The PR's own CI passed on its head: only then is it ready to queue.
+      await api('git/reportStatus', {
+        repo: REPO,
+        sha: git(work, 'rev-parse', 'HEAD'),
+        context: 'ci',
+        state: 'success',
+      });
       await api('git/registerPullRequest', {
         repo: REPO,
         number: n,
