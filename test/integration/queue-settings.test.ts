@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { GitScenario } from '../support/git-scenario.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 
 const validConfig = trunkValidator('QueueConfigOut');
@@ -182,5 +183,66 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
   it('deleteQueue removes an empty queue', async () => {
     expect((await t.post('/v1/deleteQueue', queue, token)).statusCode).toBe(200);
     expect((await t.post('/v1/getQueue', queue, token)).statusCode).toBe(404);
+  });
+});
+
+describe('updateQueue state while a mode switch waits for a run in flight', () => {
+  let s: GitScenario | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+  const update = (fields: object) =>
+    s!.post('/v1/updateQueue', { repo: REPO, targetBranch: 'main', ...fields });
+
+  /** PR 1 testing on a single-mode queue, then a switch to parallel mode asked for. */
+  async function switching(): Promise<GitScenario> {
+    s = await GitScenario.create({ directMergeMode: 'off' });
+    await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
+    await s.submit(1);
+    await s.settle();
+    const res = await update({ mode: 'parallel' });
+    expect(res.json()).toMatchObject({ state: 'switching_modes', mode: 'single', pendingMode: 'parallel' });
+    return s;
+  }
+
+  it('draining and paused are answered as such and keep the switch, which completes when the run merges', async () => {
+    s = await switching();
+    const draining = await update({ state: 'DRAINING' });
+    expect(draining.statusCode).toBe(200);
+    expect(draining.json()).toMatchObject({ state: 'draining', mode: 'single', pendingMode: 'parallel' });
+    expect(validConfig(draining.json())).toEqual([]);
+    expect((await update({ state: 'paused' })).json()).toMatchObject({
+      state: 'paused',
+      pendingMode: 'parallel',
+    });
+    expect((await s.queue()).state).toBe('paused');
+    expect((await update({ state: 'draining' })).json().state).toBe('draining');
+
+    await s.ci('success', 1);
+    await s.settle();
+    const queue = await s.queue();
+    expect(queue).toMatchObject({ state: 'draining', mode: 'parallel' });
+    expect(queue).not.toHaveProperty('pendingMode');
+    expect(s.history()[0]).toBe('Add a (#1)');
+  });
+
+  it('running is answered as running: it ends the switch and the queue keeps its mode', async () => {
+    s = await switching();
+    const running = await update({ state: 'running' });
+    expect(running.json()).toMatchObject({ state: 'running', mode: 'single' });
+    expect(running.json()).not.toHaveProperty('pendingMode');
+    await s.ci('success', 1);
+    await s.settle();
+    expect(await s.queue()).toMatchObject({ state: 'running', mode: 'single' });
+    expect(s.history()[0]).toBe('Add a (#1)');
+  });
+
+  it('a mode in the same request applies after the state: running with a new mode is a switch', async () => {
+    s = await switching();
+    expect((await update({ state: 'running', mode: 'parallel' })).json()).toMatchObject({
+      state: 'switching_modes',
+      pendingMode: 'parallel',
+    });
   });
 });

@@ -14,5 +14,7 @@ export function checkReports(statuses: readonly CommitStatusRow[]): CheckReport[
     name: s.context,
     outcome: OUTCOME[s.state] ?? 'pending',
     ...(s.url ? { url: s.url } : {}),
+    // error fails a check like failure, but the testing details report it as ERROR.
+    ...(s.state === 'error' ? { errored: true as const } : {}),
   }));
 }

@@ -1,5 +1,11 @@
 import { AppError } from '../../domain/errors.ts';
-import { getTestingDetails, type PrEntry, type QueueState, TERMINAL } from '../../domain/queue/index.ts';
+import {
+  type CheckResult,
+  getTestingDetails,
+  type PrEntry,
+  type QueueState,
+  TERMINAL,
+} from '../../domain/queue/index.ts';
 import { archivedPr, archivedPrCounts, archivedPrs, archivedRun } from '../../store/queue-archive.ts';
 import { listQueues } from '../../store/queues.ts';
 import { listRepos } from '../../store/repos.ts';
@@ -72,6 +78,11 @@ async function archivedDetails(ctx: AppContext, queueId: string, state: QueueSta
 
 const CHECK_STATE = { passed: 'SUCCESS', failed: 'FAILURE', pending: 'PENDING' } as const;
 
+/** A check as Trunk's statusChecks state: a status reported as `error` is ERROR, not FAILURE. */
+function checkState(c: CheckResult): 'ERROR' | (typeof CHECK_STATE)[keyof typeof CHECK_STATE] {
+  return c.errored === true ? 'ERROR' : CHECK_STATE[c.outcome];
+}
+
 function prUrl(ctx: AppContext, caller: Caller, repo: RepoRef, n: number): string {
   if (repo.host.toLowerCase() === 'github.com')
     return `https://github.com/${repo.owner}/${repo.name}/pull/${n}`;
@@ -99,7 +110,7 @@ export async function testingDetails(
     testBranch: d.testBranch,
     testBranchSha: d.testBranchSha ?? '',
     checkSuites: [],
-    statusChecks: d.checks.map((c) => ({ context: c.name, url: c.url ?? '', state: CHECK_STATE[c.outcome] })),
+    statusChecks: d.checks.map((c) => ({ context: c.name, url: c.url ?? '', state: checkState(c) })),
     testedPullRequests: d.testedPullRequests.map((p) => ({
       prNumber: p.prNumber,
       prUrl: prUrl(ctx, caller, body.repo, p.prNumber),

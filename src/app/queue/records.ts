@@ -31,6 +31,8 @@ export function queueConfigRecord(s: QueueState) {
     directMergeMode: c.directMergeMode,
     optimizationMode: c.optimizationMode,
     mergeMethod: c.mergeMethod,
+    // A mode change still waiting for the PRs in flight, also when the state shown is paused or draining.
+    ...(s.pendingMode !== null ? { pendingMode: s.pendingMode } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ export interface CheckReport {
   name: string;
   outcome: CheckOutcome;
   url?: string;
+  /** The forge's state was `error` (outcome failed): kept so reads can say ERROR, not FAILURE. */
+  errored?: true;
 }
 
 /** A judgement that replaces the one computed from required statuses (room for flake-aware verdicts). */

@@ -86,13 +86,23 @@ const PLAIN_SETTINGS = [
   'testBranchPrefix',
 ] as const satisfies readonly (keyof QueueSettings & keyof SettingsPatch)[];
 
-/** updateQueue: plain settings, requested state, required statuses, and a mode change. */
+/**
+ * updateQueue: plain settings, requested state, required statuses, and a mode change, in that order.
+ * A requested state is the queue's state from now on, also while a mode switch waits for the PRs in
+ * flight: paused and draining keep the switch waiting (neither admits PRs, so it still completes, and
+ * the queue stays in that state after it); running ends the switch, since running admits PRs in the
+ * current mode, which a switch forbids. A mode sent in the same request applies after the state, so
+ * `{state: running, mode: X}` with PRs in flight is a switch that resumes running.
+ */
 export function onSettingsUpdated(ctx: Ctx, ev: Ev<'settings_updated'>): void {
   const { s } = ctx;
   const { patch } = ev;
   const given = PLAIN_SETTINGS.filter((key) => patch[key] !== undefined).map((key) => [key, patch[key]]);
   Object.assign(s.settings, Object.fromEntries(given));
-  if (patch.state !== undefined) s.requested = patch.state;
+  if (patch.state !== undefined) {
+    s.requested = patch.state;
+    if (patch.state === 'running') s.pendingMode = null;
+  }
   if (patch.deleteRequiredStatuses) s.requiredStatuses.mergeInstance = null;
   if (patch.requiredStatuses !== undefined) s.requiredStatuses.mergeInstance = [...patch.requiredStatuses];
   if (patch.mode === undefined) return;

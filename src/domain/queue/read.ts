@@ -3,10 +3,13 @@ import { findPr, isActive, pr } from './context.ts';
 import { comparePriority } from './graph.ts';
 import type { CheckResult, PrEntry, QueueState, QueueStateName, RequiredStatusesSource } from './types.ts';
 
-/** The queue state as the API reports it (switching_modes while a mode change waits). */
+/**
+ * The queue state as the API reports it: the state last requested, except that a running queue whose
+ * mode change waits for PRs in flight is switching_modes (it admits nothing meanwhile). A paused or
+ * draining queue says so even with a switch waiting (pendingMode shows the switch).
+ */
 export function queueStateName(s: QueueState): QueueStateName {
-  if (s.requested === 'paused') return 'paused';
-  return s.pendingMode !== null ? 'switching_modes' : s.requested;
+  return s.requested === 'running' && s.pendingMode !== null ? 'switching_modes' : s.requested;
 }
 
 /** PRs currently submitted: admitted ones in queue order, then not_ready ones by priority. */

@@ -72,7 +72,12 @@ export function createRun(ctx: Ctx, spec: NewRun): TestRun {
 /** Merge newly reported checks into a list (latest result per name wins). */
 export function mergeChecks(checks: CheckResult[], reports: readonly CheckReport[]): void {
   for (const r of reports) {
-    const check: CheckResult = { name: r.name, outcome: r.outcome, url: r.url ?? null };
+    const check: CheckResult = {
+      name: r.name,
+      outcome: r.outcome,
+      url: r.url ?? null,
+      ...(r.errored === true ? { errored: true as const } : {}),
+    };
     const i = checks.findIndex((c) => c.name === r.name);
     if (i >= 0) checks[i] = check;
     else checks.push(check);

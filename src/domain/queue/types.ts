@@ -112,6 +112,11 @@ export interface CheckResult {
   name: string;
   outcome: CheckOutcome;
   url: string | null;
+  /**
+   * The forge said `error`, not `failure`: both fail the check, but the API reports them apart
+   * (statusChecks state ERROR vs FAILURE). Absent otherwise, and in states saved before it existed.
+   */
+  errored?: true;
 }
 
 export interface PrHead {

@@ -67,6 +67,12 @@ export const QueueConfig = Type.Object({
   optimizationMode: OptimizationMode,
   mergeMethod: MergeMethod,
   flakeProtection: Type.Optional(FlakeProtection),
+  pendingMode: Type.Optional(
+    Type.Union([Type.Literal('single'), Type.Literal('parallel')], {
+      description:
+        'Mainline extension: the mode a requested switch waits to apply (PRs still in flight); absent when none waits',
+    }),
+  ),
 });
 
 export const EnqueuedPr = Type.Object({

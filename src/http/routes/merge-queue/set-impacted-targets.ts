@@ -18,20 +18,26 @@ export function registerSetImpactedTargets(app: Api, { ctx }: RouteDeps): void {
     {
       schema: {
         tags: ['merge queue'],
-        summary: 'The build targets a PR head touches (parallel mode); "ALL" depends on everything',
+        summary:
+          'The build targets a PR head touches (parallel mode); "ALL" (or "IMPACTS_ALL") depends on everything',
         body: Type.Object({
           ...QueueRef,
           pr: Type.Object({ number: PrNumber, sha: Type.String({ minLength: 1, maxLength: 64 }) }),
           impactedTargets: Type.Union([
             Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100_000 }),
             Type.Literal('ALL'),
+            // trunk-io/nx-action (and Trunk's older Merge API spec) say "everything" this way.
+            Type.Literal('IMPACTS_ALL'),
           ]),
         }),
         response: { 200: Type.Object({}), ...authenticatedErrors },
       },
     },
     async (request) => {
-      await setImpactedTargets(ctx, callerOf(request), request.body);
+      const { impactedTargets } = request.body;
+      // "IMPACTS_ALL" is a wire synonym of "ALL": the use case knows only "ALL".
+      const targets = impactedTargets === 'IMPACTS_ALL' ? 'ALL' : impactedTargets;
+      await setImpactedTargets(ctx, callerOf(request), { ...request.body, impactedTargets: targets });
       return {};
     },
   );
