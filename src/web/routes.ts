@@ -4,12 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { organizationOverview } from '../app/dashboard/overview.ts';
 import { prPage, pullPage, queuePage, runPage } from '../app/dashboard/queues.ts';
 import { sessionCaller, signIn } from '../app/dashboard/session.ts';
-import { type ListQuery, testPage, unhealthyTestsPage } from '../app/dashboard/tests.ts';
+import { findLinkedTest, type ListQuery, testPage, unhealthyTestsPage } from '../app/dashboard/tests.ts';
 import { flagTest, type OverrideSetting, overrideQuarantine } from '../app/health/manage.ts';
 import { findRepository } from '../app/repositories.ts';
 import { AppError } from '../domain/errors.ts';
 import type { RouteDeps } from '../http/types.ts';
-import { pathSegments, type RepoTarget, repoTargets } from './paths.ts';
+import { isDashboardPage } from './pages.ts';
+import { pathSegments, paths, type RepoTarget, repoTargets } from './paths.ts';
 import { readCookie, SESSION_COOKIE, Sessions } from './session.ts';
 import type { Viewer } from './views/layout.ts';
 import { overviewView } from './views/overview.ts';
@@ -155,6 +156,8 @@ export async function registerDashboard(
   const orgPage =
     (handler: (s: WebSession, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
+      // A path that is no page (web/pages.ts) is the API's 404 envelope, never the sign-in.
+      if (!isDashboardPage(request.method, request.url)) return reply.callNotFound();
       const s = await sessionOf(request, reply);
       if (s === undefined) return toLogin(request, reply);
       const segments = pathSegments(request.url);
@@ -206,6 +209,8 @@ export async function registerDashboard(
     });
 
     const hide = { schema: { hide: true } };
+    // Their patterns match more paths than are pages: the 404 handler's 405 check asks the same rule.
+    const page = { ...hide, config: { servesPath: isDashboardPage } };
 
     web.get('/assets/app.css', hide, async (request, reply) => {
       reply.headers({
@@ -273,15 +278,28 @@ export async function registerDashboard(
 
     web.get(
       '/:org',
-      hide,
+      page,
       orgPage(async (s, _request, reply) =>
         sendPage(reply, 200, overviewView(CSS_HREF, s.viewer, await organizationOverview(ctx, s.caller))),
       ),
     );
 
+    // The link the analytics CLI prints for a failed test (its url_for_test_case): on to the test's page.
+    web.get(
+      '/:org/flaky-tests/test/:id',
+      page,
+      orgPage(async (s, request, reply) => {
+        const { id } = request.params as { id: string };
+        const repo = text((request.query as Form)['repo'], 500);
+        const found = await findLinkedTest(ctx, s.caller, repo, id);
+        if (found === undefined) return notFound(reply, s);
+        return reply.redirect(paths.test(s.caller.orgSlug, found.repository, found.test.id), 302);
+      }),
+    );
+
     web.get(
       '/:org/repos/*',
-      hide,
+      page,
       orgPage(async (s, request, reply) => {
         const segments = pathSegments(request.url) ?? [];
         const target = await resolve(s, segments.slice(2));
@@ -331,7 +349,7 @@ export async function registerDashboard(
 
     web.post(
       '/:org/repos/*',
-      hide,
+      page,
       orgPage(async (s, request, reply) => {
         if (!sameOrigin(request)) return forbidden(reply, s);
         const form = (request.body ?? {}) as Form;

@@ -316,6 +316,58 @@ describe('the web dashboard', () => {
     expect((await get(t, `${repoPath}/tests/${listed!.id.toUpperCase()}`, cookie)).statusCode).toBe(200);
   });
 
+  it('opens the link the analytics CLI prints for a test (url_for_test_case), signing in first when needed', async () => {
+    const id = ids['test_checkout'] as string;
+    const testPath = `${repoPath}/tests/${id}`;
+    const link = `/acme/flaky-tests/test/${id}?repo=acme%2Fweb`;
+    const signedOut = await get(t, link);
+    expect(signedOut.statusCode).toBe(303);
+    expect(signedOut.headers.location).toBe(`/login?next=${encodeURIComponent(link)}`);
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: FORM,
+      payload: new URLSearchParams({ token, next: link }).toString(),
+    });
+    expect(login.headers.location).toBe(link);
+    const res = await get(t, link, cookie);
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe(testPath);
+    const page = await get(t, testPath, cookie);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<h1>test_checkout</h1>');
+    // Ids and repository names in any case, like the API.
+    const upper = await get(t, `/ACME/flaky-tests/test/${id.toUpperCase()}?repo=Acme%2FWEB`, cookie);
+    expect(upper.headers.location).toBe(testPath);
+
+    // Only the caller's organization, only the named repository: otherwise the same 404 page.
+    const globexId = (
+      await t.post(
+        '/v1/flaky-tests/list-unhealthy-tests',
+        {
+          repo: { host: 'github.com', owner: 'globex', name: 'api' },
+          org_url_slug: 'globex',
+          status: 'FLAKY',
+          page_query: { page_size: 10 },
+        },
+        otherToken,
+      )
+    ).json().tests[0].id as string;
+    const reference = await get(t, '/nobody', cookie);
+    for (const url of [
+      '/acme/flaky-tests/test/00000000-0000-5000-8000-000000000000?repo=acme%2Fweb',
+      `/acme/flaky-tests/test/${id}?repo=acme%2Fother`,
+      `/acme/flaky-tests/test/${id}?repo=web`,
+      `/acme/flaky-tests/test/${id}`,
+      `/acme/flaky-tests/test/${globexId}?repo=globex%2Fapi`,
+      `/globex/flaky-tests/test/${globexId}?repo=globex%2Fapi`,
+    ]) {
+      const notFound = await get(t, url, cookie);
+      expect(notFound.statusCode, url).toBe(404);
+      expect(notFound.body, url).toBe(reference.body);
+    }
+  });
+
   it('escapes a hostile test name and failure message everywhere', async () => {
     for (const url of [
       '/acme',
@@ -528,6 +580,9 @@ describe('the web dashboard', () => {
     const testPage = await get(t, new URL(listed.html_url).pathname, cookie);
     expect(testPage.statusCode).toBe(200);
     expect(testPage.body).toContain('<h1>test_nested</h1>');
+    // The analytics CLI's link names the repository as owner/name, subgroups in the owner.
+    const link = await get(t, `/acme/flaky-tests/test/${listed.id}?repo=acme%2Ftests%2Fqueues`, cookie);
+    expect(link.headers.location).toBe(new URL(listed.html_url).pathname);
   });
 
   it('signs out with the form, which needs its CSRF token', async () => {

@@ -120,6 +120,12 @@ describe('the error envelope', () => {
     const bad = await t.post('/v1/repositories/get', {}, 'nope');
     const missing = await t.app.inject({ method: 'GET', url: '/nowhere' });
     for (const res of [ok, bad, missing]) expect(res.headers['x-request-id']).toMatch(UUID);
+    // A path that is no dashboard page (web/pages.ts) is the envelope, not a redirect to sign-in;
+    // `/nowhere` could be an organization's overview.
+    const notPage = await t.app.inject({ method: 'GET', url: '/nowhere.html' });
+    expect(notPage.statusCode).toBe(404);
+    expect(notPage.json().error.code).toBe('ROUTE_NOT_FOUND');
+    expect(notPage.headers['x-request-id']).toMatch(UUID);
     expect(ok.headers['x-request-id']).not.toBe(bad.headers['x-request-id']);
   });
 

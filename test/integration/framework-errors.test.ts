@@ -165,6 +165,70 @@ describe('framework errors through a real server', () => {
     expect(health.headers['allow']).toBe('GET, HEAD');
   });
 
+  const get = (path: string, method = 'GET', headers: string[] = []) =>
+    rawRequest(
+      port,
+      [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...headers, '', ''].join('\r\n'),
+    );
+
+  it('answers a GET of a path that is no dashboard page with 404 ROUTE_NOT_FOUND, not a redirect to sign-in', async () => {
+    // One-segment paths used to be taken for an organization's overview (`/:org`) and sent to /login.
+    for (const path of [
+      '/nowhere.html',
+      '/favicon.ico',
+      '/robots.txt',
+      '/.env',
+      '/v1',
+      '/-acme',
+      `/${'a'.repeat(65)}`,
+      '/api/v1/repositories/list',
+      '/acme/settings',
+      '/acme/repos',
+      '/acme/repos/github.com/acme',
+      '/acme/flaky-tests/x',
+    ]) {
+      const res = await get(path);
+      expect(res.headers['location'], path).toBeUndefined();
+      const error = expectEnvelope(res, 404, 'ROUTE_NOT_FOUND');
+      expect(error.message).toBe(`No route GET ${path}; see /docs for the API`);
+      expect(res.headers['x-request-id']).toMatch(UUID);
+    }
+    // HEAD too, and signed in (a token is no session) or not.
+    expect((await get('/favicon.ico', 'HEAD')).status).toBe(404);
+    expect((await get('/favicon.ico', 'GET', [`x-api-token: ${token}`])).status).toBe(404);
+  });
+
+  it('answers another method on a path that is no page with 404, and on a page with 405 and Allow', async () => {
+    const posted = (path: string) => post(path, ['Content-Type: application/json'], '{}');
+    expectEnvelope(await posted('/favicon.ico'), 404, 'ROUTE_NOT_FOUND');
+    expectEnvelope(await posted('/acme/repos/github.com/acme/web'), 405, 'METHOD_NOT_ALLOWED');
+    const overview = await posted('/acme');
+    expectEnvelope(overview, 405, 'METHOD_NOT_ALLOWED');
+    expect(overview.headers['allow']).toBe('GET, HEAD');
+    // A form's path is also a repository page, read with an owner `acme/web/tests/t1` named `flag`.
+    const action = await get('/acme/repos/github.com/acme/web/tests/t1/flag', 'DELETE');
+    expectEnvelope(action, 405, 'METHOD_NOT_ALLOWED');
+    expect(action.headers['allow']).toBe('GET, HEAD, POST');
+    expectEnvelope(await get('/favicon.ico/repos/github.com/acme/web', 'DELETE'), 404, 'ROUTE_NOT_FOUND');
+  });
+
+  it('still sends a visitor without a session from a dashboard page to sign in', async () => {
+    for (const path of [
+      '/acme',
+      '/ACME',
+      '/no-such-org',
+      '/acme/repos/github.com/acme/web',
+      '/acme/repos/gitlab.com/group/sub/web/tests/t1',
+      '/acme/repos/github.com/acme/web/queues/release%2F1.0/prs/7',
+      // The link trunk-analytics-cli prints for a test.
+      '/acme/flaky-tests/test/8d3f?repo=acme%2Fweb',
+    ]) {
+      const res = await get(path);
+      expect(res.status, path).toBe(303);
+      expect(res.headers['location'], path).toBe(`/login?next=${encodeURIComponent(path)}`);
+    }
+  });
+
   it('keeps serving after all of these', async () => {
     const res = await rawRequest(
       port,

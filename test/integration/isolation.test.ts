@@ -157,6 +157,10 @@ const aPages: readonly [string, (s: Tenants, org: string) => string][] = [
   ['pull request', (s, org) => paths.pull(org, s.a.repo, s.a.prNumber)],
 ];
 
+/** The link trunk-analytics-cli prints for A's test (url_for_test_case), under organization `org`. */
+const cliTestLink = (s: Tenants, org: string) =>
+  `/${org}/flaky-tests/test/${s.a.flakyTestId}?repo=${encodeURIComponent(`${s.a.repo.owner}/${s.a.repo.name}`)}`;
+
 const CASES: Record<string, Case> = {
   'POST /v1/repositories/create': {
     auth: 'token',
@@ -734,6 +738,29 @@ const CASES: Record<string, Case> = {
       ),
     ],
   },
+  'GET /:org/flaky-tests/test/:id': {
+    auth: 'session',
+    probes: [
+      {
+        what: 'the CLI’s link to A’s test',
+        phase: 'foreign',
+        expect: 404,
+        request: (s) => get(cliTestLink(s, s.a.slug)),
+      },
+      {
+        what: 'the CLI’s link to A’s test under B’s org',
+        phase: 'foreign',
+        expect: 404,
+        request: (s) => get(cliTestLink(s, s.b.slug)),
+      },
+      {
+        what: 'the CLI’s link to A’s test under B’s org, B having the same-named repository',
+        phase: 'same-ref',
+        expect: 404,
+        request: (s) => get(cliTestLink(s, s.b.slug)),
+      },
+    ],
+  },
   'POST /:org/repos/*': {
     auth: 'session',
     probes: (['quarantine', 'flag'] as const).flatMap((action): Probe[] => {
@@ -942,6 +969,10 @@ describe('tenant isolation, route by route', () => {
         `A’s ${what} page shows A’s data`,
       ).toBe(true);
     }
+    // The CLI's link to A's test takes A to it.
+    const link = await send(s, get(cliTestLink(s, s.a.slug)), { cookie: web.a });
+    expect(link.statusCode, link.body).toBe(302);
+    expect(link.headers['location']).toBe(paths.test(s.a.slug, s.a.repo, s.a.flakyTestId));
     // A's own reads may fill caches of A's (the dashboard's daily figures): B's requests start from here.
     baseline = await snapshotTenant(s);
   });

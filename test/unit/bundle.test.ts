@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { type BundleResult, extractBundle, toUploadMeta } from '../../src/app/bundle/index.ts';
+import { NO_BRANCH } from '../../src/app/bundle/meta.ts';
 import {
   buildTar,
   chunks,
@@ -226,6 +227,92 @@ describe('extractBundle: meta.json mapping', () => {
   });
 });
 
+describe('extractBundle: branch and pull request from what CI says', () => {
+  async function metaOf(repo: Record<string, unknown>, envs: Record<string, string>, extra = {}) {
+    const tar = await buildTar([
+      { name: 'meta.json', data: JSON.stringify({ org: 'acme', repo, envs, ...extra }) },
+    ]);
+    return ok(await extractBundle(chunks(zstdStored(tar), 4096))).meta;
+  }
+  const repoWith = (branch: string, more = {}) => ({
+    repo: { host: 'github.com', owner: 'acme', name: 'web' },
+    repo_head_sha: 'abc',
+    repo_head_branch: branch,
+    ...more,
+  });
+  // What trunk-analytics-cli sends from a GitHub pull_request job: git's merge ref, the CI's envs.
+  const githubPr = {
+    GITHUB_ACTIONS: 'true',
+    GITHUB_REF: 'refs/pull/42/merge',
+    GITHUB_HEAD_REF: 'feature/login',
+    GITHUB_BASE_REF: 'main',
+  };
+
+  it('a GitHub pull request: the head branch from GITHUB_HEAD_REF, never "42/merge"', async () => {
+    const meta = await metaOf(repoWith('refs/remotes/pull/42/merge'), githubPr);
+    expect(meta).toMatchObject({ branch: 'feature/login', prNumber: 42 });
+    expect(toUploadMeta(meta)).toMatchObject({ ok: true, meta: { branch: 'feature/login', pr_number: 42 } });
+  });
+
+  it.each([
+    [
+      'GitLab',
+      { GITLAB_CI: 'true', CI_MERGE_REQUEST_SOURCE_BRANCH_NAME: 'feature/login', CI_MERGE_REQUEST_IID: '12' },
+      12,
+    ],
+    ['Buildkite', { BUILDKITE: 'true', BUILDKITE_BRANCH: 'feature/login', BUILDKITE_PULL_REQUEST: '13' }, 13],
+    [
+      'CircleCI',
+      {
+        CIRCLECI: 'true',
+        CIRCLE_BRANCH: 'feature/login',
+        CIRCLE_PULL_REQUEST: 'https://github.com/acme/web/pull/14',
+      },
+      14,
+    ],
+    [
+      'Jenkins',
+      { JENKINS_URL: 'https://ci/', BUILD_ID: '3', CHANGE_BRANCH: 'feature/login', CHANGE_ID: '15' },
+      15,
+    ],
+    [
+      'Azure Pipelines',
+      {
+        TF_BUILD: 'True',
+        BUILD_SOURCEBRANCH: 'refs/pull/16/merge',
+        SYSTEM_PULLREQUEST_SOURCEBRANCH: 'refs/heads/feature/login',
+      },
+      16,
+    ],
+    [
+      'Bitbucket Pipelines',
+      { BITBUCKET_BUILD_NUMBER: '9', BITBUCKET_BRANCH: 'feature/login', BITBUCKET_PR_ID: '17' },
+      17,
+    ],
+  ])("%s: the envs' branch and PR win over git's merge ref", async (_ci, envs, pr) => {
+    const meta = await metaOf(repoWith(`refs/remotes/pull/${pr}/merge`), envs);
+    expect(meta).toMatchObject({ branch: 'feature/login', prNumber: pr });
+  });
+
+  it("CI's branch wins over git's, unless the user passed the repository values (use_uncloned_repo)", async () => {
+    const push = { GITHUB_ACTIONS: 'true', GITHUB_REF: 'refs/heads/main' };
+    expect((await metaOf(repoWith('refs/heads/detached-copy'), push)).branch).toBe('main');
+    const given = repoWith('refs/heads/release/2', { use_uncloned_repo: true });
+    expect((await metaOf(given, githubPr)).branch).toBe('release/2');
+  });
+
+  it('a merge ref and envs that name no branch: the PR is known, the branch is not, and the error says what to pass', async () => {
+    const meta = await metaOf(repoWith('refs/remotes/pull/42/merge'), {
+      TF_BUILD: 'True',
+      BUILD_SOURCEBRANCH: 'refs/pull/42/merge',
+    });
+    expect(meta.branch).toBeUndefined();
+    expect(meta.prNumber).toBe(42);
+    expect(toUploadMeta(meta)).toEqual({ ok: false, error: NO_BRANCH });
+    expect(NO_BRANCH).toContain('--repo-head-branch');
+  });
+});
+
 describe('toUploadMeta', () => {
   it('maps a bundle onto the upload contract, the caller org winning', async () => {
     const result = ok(await extractBundle(chunks(fixture('cli-like.tar.zstd'), 4096)));
@@ -248,7 +335,7 @@ describe('toUploadMeta', () => {
     const { branch: _, ...noBranch } = result.meta;
     expect(toUploadMeta(noBranch)).toEqual({
       ok: false,
-      error: 'meta.json names no branch (repo.repo_head_branch)',
+      error: NO_BRANCH,
     });
   });
 });

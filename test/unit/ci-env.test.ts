@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  branchName,
   type CiContext,
   detectCi,
   type Env,
   type GitRunner,
   parseGitRemote,
+  pullRequestOfRef,
 } from '../../src/domain/ci-env.ts';
 
 const SHA = '0123456789abcdef0123456789abcdef01234567';
@@ -82,6 +84,27 @@ describe('detectCi: GitHub Actions', () => {
       { ...common, branch: 'feature/x', prNumber: 42 },
     ],
     [
+      // trunk-analytics-cli sends GITHUB_REF and GITHUB_HEAD_REF but not GITHUB_REF_NAME.
+      'a pull request as the analytics CLI sends it: never the merge ref',
+      { ...base, GITHUB_REF: 'refs/pull/42/merge', GITHUB_HEAD_REF: 'feature/login' },
+      { ...common, branch: 'feature/login', prNumber: 42 },
+    ],
+    [
+      'a push as the analytics CLI sends it: the branch from GITHUB_REF',
+      { ...base, GITHUB_REF: 'refs/heads/release/1.2' },
+      { ...common, branch: 'release/1.2' },
+    ],
+    [
+      'a pull request without GITHUB_HEAD_REF names no branch rather than "42/merge"',
+      { ...base, GITHUB_REF: 'refs/pull/42/merge', GITHUB_REF_NAME: '42/merge' },
+      { ...common, prNumber: 42 },
+    ],
+    [
+      "TRUNK_PR_NUMBER (the CLI's --pr-number) wins",
+      { ...base, GITHUB_REF: 'refs/heads/main', TRUNK_PR_NUMBER: '77' },
+      { ...common, branch: 'main', prNumber: 77 },
+    ],
+    [
       'GitHub Enterprise Server: the host comes from GITHUB_SERVER_URL',
       { ...base, GITHUB_SERVER_URL: 'https://ghe.example.com/', GITHUB_REF_NAME: 'main' },
       {
@@ -154,6 +177,27 @@ describe('detectCi: GitLab CI', () => {
       },
       { ...common, branch: 'feature/login', prNumber: 12, commitSha: OTHER_SHA },
     ],
+    [
+      'a merge request ref is no branch; its number comes from CI_MERGE_REQUEST_REF_PATH',
+      {
+        ...base,
+        CI_COMMIT_BRANCH: '',
+        CI_COMMIT_REF_NAME: 'refs/merge-requests/12/head',
+        CI_MERGE_REQUEST_REF_PATH: 'refs/merge-requests/12/head',
+      },
+      { ...common, prNumber: 12 },
+    ],
+    [
+      'an external (GitHub) pull request pipeline',
+      {
+        ...base,
+        CI_COMMIT_BRANCH: '',
+        CI_COMMIT_REF_NAME: 'feature/ext',
+        CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME: 'feature/ext',
+        CI_EXTERNAL_PULL_REQUEST_IID: '31',
+      },
+      { ...common, branch: 'feature/ext', prNumber: 31 },
+    ],
   ]);
 });
 
@@ -192,6 +236,11 @@ describe('detectCi: Buildkite', () => {
       { ...common, branch: 'fix', prNumber: 123, runAttempt: 1 },
     ],
     [
+      "the CLI's TRUNK_PR_NUMBER over BUILDKITE_PULL_REQUEST",
+      { ...base, BUILDKITE_PULL_REQUEST: '123', TRUNK_PR_NUMBER: '124' },
+      { ...common, prNumber: 124 },
+    ],
+    [
       'a build of "HEAD" leaves the commit to git',
       { ...base, BUILDKITE_COMMIT: 'HEAD', BUILDKITE_JOB_ID: '' },
       (({ commitSha: _sha, ...rest }) => ({ ...rest, jobUrl: 'https://buildkite.com/acme/web/builds/77' }))(
@@ -226,6 +275,11 @@ describe('detectCi: CircleCI', () => {
       'the pull request number comes from CIRCLE_PULL_REQUEST',
       { ...base, CIRCLE_PULL_REQUEST: 'https://github.com/acme/web/pull/99' },
       { ...common, prNumber: 99 },
+    ],
+    [
+      'a pull request from a fork builds "pull/123": its number, and no branch',
+      { ...base, CIRCLE_BRANCH: 'pull/123', CIRCLE_PR_NUMBER: '' },
+      (({ branch: _b, ...rest }) => ({ ...rest, prNumber: 123 }))(common),
     ],
     [
       'without CIRCLE_REPOSITORY_URL the project user and name on github.com',
@@ -264,11 +318,116 @@ describe('detectCi: Jenkins', () => {
       { ...common, branch: 'feature/a', prNumber: 8, prTitle: 'Feature A' },
     ],
     [
+      'refs/remotes/origin/ and refs/heads/ are dropped from GIT_BRANCH',
+      { ...base, GIT_BRANCH: 'refs/remotes/origin/feature/b' },
+      { ...common, branch: 'feature/b' },
+    ],
+    [
       'a multibranch branch build: BRANCH_NAME',
       { ...base, BRANCH_NAME: 'release/1.2', GIT_BRANCH: 'origin/release/1.2' },
       { ...common, branch: 'release/1.2' },
     ],
   ]);
+});
+
+describe('detectCi: Azure Pipelines', () => {
+  // The variables trunk-analytics-cli sends from Azure (no SYSTEM_PULLREQUEST_* among them).
+  const base = {
+    TF_BUILD: 'True',
+    BUILD_REPOSITORY_URI: 'https://acme@dev.azure.com/acme/platform/_git/web',
+    BUILD_SOURCEVERSION: SHA,
+    BUILD_SOURCEBRANCH: 'refs/heads/main',
+    BUILD_SOURCEBRANCHNAME: 'main',
+    BUILD_DEFINITIONNAME: 'web-ci',
+    BUILD_BUILDID: '4711',
+    SYSTEM_TEAMFOUNDATIONCOLLECTIONURI: 'https://dev.azure.com/acme/',
+  };
+  const common = {
+    provider: 'azure',
+    repo: { host: 'dev.azure.com', owner: 'acme/platform', name: 'web' },
+    commitSha: SHA,
+    jobName: 'web-ci',
+  } as const;
+  table([
+    ['a branch build; "_git" is no part of the owner', base, { ...common, branch: 'main' }],
+    [
+      'a pull request as the analytics CLI sends it: the number from the merge ref, no branch',
+      { ...base, BUILD_SOURCEBRANCH: 'refs/pull/42/merge', BUILD_SOURCEBRANCHNAME: 'merge' },
+      { ...common, prNumber: 42 },
+    ],
+    [
+      'a pull request with the System.PullRequest variables (a GitHub repository)',
+      {
+        ...base,
+        BUILD_REPOSITORY_URI: 'https://github.com/acme/web',
+        BUILD_SOURCEBRANCH: 'refs/pull/42/merge',
+        SYSTEM_PULLREQUEST_SOURCEBRANCH: 'refs/heads/feature/login',
+        SYSTEM_PULLREQUEST_PULLREQUESTNUMBER: '42',
+        SYSTEM_TEAMPROJECT: 'web',
+      },
+      {
+        ...common,
+        repo: { host: 'github.com', owner: 'acme', name: 'web' },
+        branch: 'feature/login',
+        prNumber: 42,
+        jobUrl: 'https://dev.azure.com/acme/web/_build/results?buildId=4711',
+      },
+    ],
+  ]);
+});
+
+describe('detectCi: Bitbucket Pipelines', () => {
+  const base = {
+    BITBUCKET_BUILD_NUMBER: '88',
+    BITBUCKET_GIT_HTTP_ORIGIN: 'http://bitbucket.org/acme/web',
+    BITBUCKET_REPO_FULL_NAME: 'acme/web',
+    BITBUCKET_COMMIT: SHA,
+    BITBUCKET_BRANCH: 'main',
+  };
+  const common = {
+    provider: 'bitbucket',
+    repo: { host: 'bitbucket.org', owner: 'acme', name: 'web' },
+    commitSha: SHA,
+    jobUrl: 'https://bitbucket.org/acme/web/pipelines/results/88',
+  } as const;
+  table([
+    ['a branch build', base, { ...common, branch: 'main' }],
+    [
+      'a pull request build: BITBUCKET_BRANCH is the source branch, BITBUCKET_PR_ID its number',
+      { ...base, BITBUCKET_BRANCH: 'feature/login', BITBUCKET_PR_ID: '5' },
+      { ...common, branch: 'feature/login', prNumber: 5 },
+    ],
+    [
+      'without the origin URL, the full name on bitbucket.org',
+      { ...base, BITBUCKET_GIT_HTTP_ORIGIN: '' },
+      { ...common, branch: 'main' },
+    ],
+  ]);
+});
+
+describe('merge refs are no branches', () => {
+  it.each([
+    ['refs/pull/42/merge', 42],
+    ['refs/remotes/pull/42/merge', 42],
+    ['refs/pull/42/head', 42],
+    ['42/merge', 42],
+    ['refs/merge-requests/12/head', 12],
+    ['pull/123', 123],
+  ])('%s names pull request %d and no branch', (ref, pr) => {
+    expect(pullRequestOfRef(ref)).toBe(pr);
+    expect(branchName(ref)).toBeUndefined();
+  });
+
+  it.each([
+    ['refs/heads/main', 'main'],
+    ['refs/remotes/origin/feature/x', 'feature/x'],
+    ['release/1.2', 'release/1.2'],
+    ['pull-requests-dashboard', 'pull-requests-dashboard'],
+    ['feature/42', 'feature/42'],
+  ])('%s is the branch %s', (ref, branch) => {
+    expect(branchName(ref)).toBe(branch);
+    expect(pullRequestOfRef(ref)).toBeUndefined();
+  });
 });
 
 describe('detectCi: outside CI', () => {

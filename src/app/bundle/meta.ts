@@ -1,9 +1,13 @@
 /** meta.json → BundleUploadMeta. See index.ts for the format and its sources. */
-import { detectCi, parseGitRemote, type RepoRef } from '../../domain/ci-env.ts';
+import { branchName, detectCi, parseGitRemote, pullRequestOfRef, type RepoRef } from '../../domain/ci-env.ts';
 import { checkEntryPath } from './paths.ts';
 import { type BundleJunitFileRef, type BundleUploadMeta, type Failure, fail } from './types.ts';
 
 type Json = Record<string, unknown>;
+
+/** Why a bundle has no branch, and what to send instead. */
+export const NO_BRANCH =
+  "meta.json names no branch: repo.repo_head_branch is missing or a pull request's merge ref, and no CI variable in envs names the branch (e.g. GITHUB_HEAD_REF); pass it with --repo-head-branch (TRUNK_REPO_HEAD_BRANCH)";
 
 /** meta.json read, before the CODEOWNERS entry (which may come later in the tar) is known. */
 export type ParsedMeta =
@@ -29,10 +33,12 @@ function stringMap(value: unknown): Record<string, string> {
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
-/** `refs/heads/main` and `refs/remotes/origin/main` (what the CLI records from git) → `main`. */
+/**
+ * `refs/heads/main` and `refs/remotes/origin/main` (what the CLI records from git) → `main`; a pull
+ * request's merge ref (`refs/remotes/pull/42/merge`, a CI checkout) names no branch → undefined.
+ */
 export function normaliseBranch(branch: string | undefined): string | undefined {
-  const name = branch?.replace(/^refs\/heads\//, '').replace(/^refs\/remotes\/[^/]+\//, '');
-  return name === '' ? undefined : name;
+  return branchName(branch);
 }
 
 function repoFrom(repo: Json, fallback: RepoRef | undefined): RepoRef | undefined {
@@ -123,11 +129,15 @@ function mapMeta(raw: Json): ParsedMeta {
   const commitSha = text(repoJson['repo_head_sha']) ?? ci.commitSha;
   if (commitSha === undefined)
     return fail('invalid_meta', 'meta.json has no commit SHA (repo.repo_head_sha)');
-  const branch =
-    normaliseBranch(text(repoJson['repo_head_branch'])) ??
-    ci.branch ??
-    normaliseBranch(envs['GITHUB_REF']?.startsWith('refs/heads/') ? envs['GITHUB_REF'] : undefined);
-  if (branch === undefined) problems.push('meta.json names no branch (repo.repo_head_branch)');
+  // What CI says wins over what git recorded: on a pull request the checkout is the merge ref
+  // (repo_head_branch "refs/remotes/pull/42/merge") while the envs name the PR's branch. Only
+  // values the user passed explicitly (use_uncloned_repo) win over CI, as in the CLI itself.
+  const headBranch = text(repoJson['repo_head_branch']);
+  const userGiven = repoJson['use_uncloned_repo'] === true || raw['use_uncloned_repo'] === true;
+  const branch = userGiven
+    ? (normaliseBranch(headBranch) ?? ci.branch)
+    : (ci.branch ?? normaliseBranch(headBranch));
+  if (branch === undefined) problems.push(NO_BRANCH);
   const version = raw['version'];
   if (version !== undefined && version !== '1')
     problems.push(`unknown meta.json version ${JSON.stringify(version)}`);
@@ -138,7 +148,7 @@ function mapMeta(raw: Json): ParsedMeta {
     ...optional('orgSlug', text(raw['org'])),
     ...optional('repoUrl', text(repoJson['repo_url'])),
     ...commitDetails(repoJson),
-    ...ciDetails(ci),
+    ...ciDetails(ci, headBranch),
     ...optional('variant', text(raw['variant'])),
     ...optional('codeownersPath', text(object(raw['codeowners'])?.['path'])),
     ...optional('uploadTimeEpoch', integer(raw['upload_time_epoch'])),
@@ -162,9 +172,13 @@ function commitDetails(repo: Json): Partial<BundleUploadMeta> {
   };
 }
 
-function ciDetails(ci: ReturnType<typeof detectCi>): Partial<BundleUploadMeta> {
+function ciDetails(
+  ci: ReturnType<typeof detectCi>,
+  headBranch: string | undefined,
+): Partial<BundleUploadMeta> {
   return {
-    ...optional('prNumber', ci.prNumber),
+    // A merge ref names its pull request even when the envs do not.
+    ...optional('prNumber', ci.prNumber ?? pullRequestOfRef(headBranch)),
     ...optional('prTitle', ci.prTitle),
     ...optional('jobName', ci.jobName),
     ...optional('jobUrl', ci.jobUrl),

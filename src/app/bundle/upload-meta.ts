@@ -1,5 +1,6 @@
 /** BundleUploadMeta → the snake_case `meta` of POST /v1/test-results/upload (docs/upload-contract.md). */
 import type { UploadMeta } from '../ingest/ingest.ts';
+import { NO_BRANCH } from './meta.ts';
 import type { BundleUploadMeta } from './types.ts';
 
 /** The upload contract's `meta`: ingestion takes a bundle's meta exactly as a multipart upload's. */
@@ -18,8 +19,7 @@ export type UploadMetaOutcome =
 export function toUploadMeta(meta: BundleUploadMeta, orgSlug?: string): UploadMetaOutcome {
   const org = orgSlug ?? meta.orgSlug;
   if (org === undefined) return { ok: false, error: 'meta.json names no organization (org)' };
-  if (meta.branch === undefined)
-    return { ok: false, error: 'meta.json names no branch (repo.repo_head_branch)' };
+  if (meta.branch === undefined) return { ok: false, error: NO_BRANCH };
   const optional: Partial<BundleAsUploadMeta> = {
     pr_number: meta.prNumber,
     pr_title: meta.prTitle,

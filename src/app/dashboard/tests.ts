@@ -13,8 +13,9 @@ import {
 } from '../../store/dashboard.ts';
 import { listEvents, type TestCaseEventRow } from '../../store/events.ts';
 import { listQueues } from '../../store/queues.ts';
+import { listRepos, type RepoKey } from '../../store/repos.ts';
 import { attemptCountsOf, failureGroupsOf } from '../../store/results.ts';
-import type { TestCaseRow } from '../../store/test-cases.ts';
+import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findTest } from '../health/read.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
@@ -154,4 +155,35 @@ export async function testPage(
     daily,
     history: await listEvents(ctx.db, test.id, undefined, HISTORY_SHOWN),
   };
+}
+
+/**
+ * The test a link of the analytics CLI names (`/{org}/flaky-tests/test/{id}?repo={owner}/{name}`):
+ * the repository by owner and name only, so of the caller's repositories with that owner and name
+ * (any host) the one holding the test. Undefined when there is none: the caller's organization only.
+ */
+export async function findLinkedTest(
+  ctx: AppContext,
+  caller: Caller,
+  ownerAndName: string,
+  testId: string,
+): Promise<{ repository: Repository; test: TestCaseRow } | undefined> {
+  const slash = ownerAndName.lastIndexOf('/');
+  const owner = ownerAndName.slice(0, slash).toLowerCase();
+  const name = ownerAndName.slice(slash + 1).toLowerCase();
+  const id = testId.toLowerCase();
+  if (slash < 1 || name === '' || !/^[0-9a-f-]{1,64}$/.test(id)) return undefined;
+  // Keyset pages of the organization's repositories (by host, owner, name); an organization has few.
+  let after: RepoKey | undefined;
+  for (;;) {
+    const rows = await listRepos(ctx.db, caller.orgId, { after }, 500);
+    for (const repository of rows) {
+      if (repository.owner_key !== owner || repository.name_key !== name) continue;
+      const test = await findTestCase(ctx.db, repository.id, id);
+      if (test !== undefined) return { repository, test };
+    }
+    const last = rows.at(-1);
+    if (rows.length < 500 || last === undefined) return undefined;
+    after = { hostKey: last.host_key, ownerKey: last.owner_key, nameKey: last.name_key };
+  }
 }

@@ -92,7 +92,9 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     );
   });
   const routes = new RouteMethods();
-  app.addHook('onRoute', (route) => routes.add(route.method, route.url ?? route.path));
+  app.addHook('onRoute', (route) =>
+    routes.add(route.method, route.url ?? route.path, route.config?.servesPath),
+  );
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = routes.methodsOf(path);
@@ -113,15 +115,29 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   });
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * For a route whose pattern matches more than it serves (the dashboard's `/:org` matches every
+     * one-segment path): whether it serves this method and path. A route that answers a path it does
+     * not serve with `reply.callNotFound()` names it here, so that the path is not offered in a 405's
+     * `Allow` either. Unset: every path the pattern matches.
+     */
+    servesPath?: (method: string, path: string) => boolean;
+  }
+}
+
+type Serves = ((method: string, path: string) => boolean) | undefined;
+
 /**
  * The methods each registered path answers, so a known path asked with another method gets 405 with
  * `Allow` instead of a 404 that suggests the path is wrong. Patterns are matched segment by segment
- * (`:param` one segment, `*` the rest), as the router does.
+ * (`:param` one segment, `*` the rest), as the router does, then by the route's `servesPath`.
  */
 class RouteMethods {
-  readonly #patterns = new Map<string, { regex: RegExp; methods: Set<string> }>();
+  readonly #patterns = new Map<string, { regex: RegExp; methods: Map<string, Serves> }>();
 
-  add(method: string | string[], url: string): void {
+  add(method: string | string[], url: string, serves?: Serves): void {
     let entry = this.#patterns.get(url);
     if (entry === undefined) {
       const source = url
@@ -134,16 +150,17 @@ class RouteMethods {
               : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
         )
         .join('/');
-      entry = { regex: new RegExp(`^${source}$`), methods: new Set() };
+      entry = { regex: new RegExp(`^${source}$`), methods: new Map() };
       this.#patterns.set(url, entry);
     }
-    for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m.toUpperCase());
+    for (const m of Array.isArray(method) ? method : [method]) entry.methods.set(m.toUpperCase(), serves);
   }
 
   methodsOf(path: string): string[] {
     const methods = new Set<string>();
     for (const { regex, methods: these } of this.#patterns.values()) {
-      if (regex.test(path)) for (const m of these) methods.add(m);
+      if (!regex.test(path)) continue;
+      for (const [m, serves] of these) if (serves === undefined || serves(m, path)) methods.add(m);
     }
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods].sort();

@@ -1,4 +1,4 @@
-import type { MultipartFile } from '@fastify/multipart';
+import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../../app/context.ts';
@@ -41,6 +41,23 @@ interface Received {
   readonly meta: Meta;
   readonly files: ReceivedFile[];
   readonly spool: Spool;
+}
+
+/**
+ * The JSON text of a meta part sent as a form field. @fastify/multipart hands over a field sent
+ * with `Content-Type: application/json` already parsed (an object, not its text): it is written back
+ * as JSON so that it is checked exactly like a field sent as text, a parsed JSON string included.
+ */
+function metaField(part: MultipartValue, count: (bytes: number) => void): string {
+  // Busboy cuts a field at its size limit: what is left is no JSON worth parsing.
+  if (part.valueTruncated)
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `The meta field is larger than ${MAX_META_BYTES} bytes: send only the upload's metadata in it`,
+    );
+  const text = part.mimetype === 'application/json' ? JSON.stringify(part.value) : String(part.value);
+  count(Buffer.byteLength(text));
+  return text;
 }
 
 function overLimit(limit: number): AppError {
@@ -141,12 +158,23 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
       }
       return Buffer.concat(chunks).toString('utf8');
     };
+    // A meta part that is refused is answered only once the whole body has arrived: answering while
+    // the client still sends its files left their bytes unread, and the connection was reset under
+    // the client before it could read the answer (ECONNRESET instead of the 400).
+    let refused: AppError | undefined;
     try {
       for await (const part of untilStalled(request.parts(), stall)) {
         if (part.fieldname === 'meta') {
-          const text = part.type === 'field' ? String(part.value) : await metaFile(part);
-          if (part.type === 'field') count(text.length);
-          meta = readMeta(text);
+          try {
+            meta = readMeta(part.type === 'field' ? metaField(part, count) : await metaFile(part));
+          } catch (error) {
+            // A limit that stops reading the body (connection: close) is answered at once.
+            if (!(error instanceof AppError) || error.headers?.['connection'] === 'close') throw error;
+            refused ??= error;
+          }
+        } else if (part.type === 'file' && refused !== undefined) {
+          // Read to the end and dropped: this upload is answered with its meta's error.
+          for await (const chunk of chunksOf(part)) count(chunk.length);
         } else if (part.type === 'file') {
           const start = spool.size;
           for await (const chunk of chunksOf(part)) {
@@ -164,13 +192,21 @@ export function registerUpload(app: Api, { ctx, parseJunit, ingestGate }: RouteD
       await spool.finish();
     } catch (error) {
       // Our own answers (bad meta, limits) as they are; a body busboy cannot read is the client's fault.
-      if (error instanceof AppError || (error as { statusCode?: number }).statusCode !== undefined)
-        throw error;
+      if (error instanceof AppError) throw error;
+      // @fastify/multipart parses a field sent as application/json itself, and refuses one that is
+      // not JSON (or cut at the field size limit) with a 406 once the body has been read.
+      if ((error as { code?: string }).code === 'FST_INVALID_JSON_FIELD_ERROR')
+        throw new AppError(
+          'INVALID_JSON',
+          `A form field sent with Content-Type: application/json is not valid JSON (or is larger than ${MAX_META_BYTES} bytes): the meta part must hold the upload's JSON object`,
+        );
+      if ((error as { statusCode?: number }).statusCode !== undefined) throw error;
       throw new AppError(
         'BAD_REQUEST',
         `The multipart body could not be read: ${(error as Error).message}; send multipart/form-data with a meta part and junit file parts`,
       );
     }
+    if (refused !== undefined) throw refused;
     if (meta === undefined)
       throw new AppError(
         'VALIDATION_FAILED',
