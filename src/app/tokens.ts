@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.ts';
+import { reservedOrgSlugReason } from '../domain/org-slug.ts';
 import type { Queryable } from '../store/db.ts';
 import { findOrgBySlug, insertOrgIfAbsent } from '../store/orgs.ts';
 import * as tokens from '../store/tokens.ts';
@@ -43,6 +44,11 @@ export async function createToken(
   input: { orgSlug: string; name: string; now: number; token?: string },
 ): Promise<CreatedToken> {
   assertOrgSlug(input.orgSlug);
+  // A reserved slug is refused only for a new organization: one made before the rule keeps its tokens.
+  const reserved = reservedOrgSlugReason(input.orgSlug);
+  if (reserved !== undefined && (await findOrgBySlug(db, input.orgSlug)) === undefined) {
+    throw new AppError('VALIDATION_FAILED', reserved);
+  }
   const orgCreated = await insertOrgIfAbsent(db, {
     id: randomUUID(),
     slug: input.orgSlug,

@@ -33,6 +33,22 @@ export async function insertRepoIfAbsent(db: Queryable, row: NewRepositoryRow): 
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
+/** An organization's repositories with this owner and name, on any host (by host). */
+export function findReposByOwnerAndName(
+  db: Queryable,
+  orgId: string,
+  key: { ownerKey: string; nameKey: string },
+): Promise<RepositoryRow[]> {
+  return db
+    .selectFrom('repositories')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('owner_key', '=', key.ownerKey)
+    .where('name_key', '=', key.nameKey)
+    .orderBy('host_key')
+    .execute();
+}
+
 /**
  * Up to `limit` of an organization's repositories strictly after (ascending) or before (descending)
  * the given key, in (host, owner, name) order. Keyset, never OFFSET.

@@ -13,7 +13,7 @@ import {
 } from '../../store/dashboard.ts';
 import { listEvents, type TestCaseEventRow } from '../../store/events.ts';
 import { listQueues } from '../../store/queues.ts';
-import { listRepos, type RepoKey } from '../../store/repos.ts';
+import { findReposByOwnerAndName } from '../../store/repos.ts';
 import { attemptCountsOf, failureGroupsOf } from '../../store/results.ts';
 import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -173,17 +173,12 @@ export async function findLinkedTest(
   const name = ownerAndName.slice(slash + 1).toLowerCase();
   const id = testId.toLowerCase();
   if (slash < 1 || name === '' || !/^[0-9a-f-]{1,64}$/.test(id)) return undefined;
-  // Keyset pages of the organization's repositories (by host, owner, name); an organization has few.
-  let after: RepoKey | undefined;
-  for (;;) {
-    const rows = await listRepos(ctx.db, caller.orgId, { after }, 500);
-    for (const repository of rows) {
-      if (repository.owner_key !== owner || repository.name_key !== name) continue;
-      const test = await findTestCase(ctx.db, repository.id, id);
-      if (test !== undefined) return { repository, test };
-    }
-    const last = rows.at(-1);
-    if (rows.length < 500 || last === undefined) return undefined;
-    after = { hostKey: last.host_key, ownerKey: last.owner_key, nameKey: last.name_key };
+  for (const repository of await findReposByOwnerAndName(ctx.db, caller.orgId, {
+    ownerKey: owner,
+    nameKey: name,
+  })) {
+    const test = await findTestCase(ctx.db, repository.id, id);
+    if (test !== undefined) return { repository, test };
   }
+  return undefined;
 }
