@@ -1,4 +1,5 @@
 import type { FlakeProtection } from '../domain/flake-protection.ts';
+import type { WorkflowRun } from '../domain/fork-run.ts';
 import type { Mergeability, MergeMethod, PrState } from '../domain/queue/index.ts';
 
 /** A repository as the forge addresses it (the stored repository row fits). */
@@ -99,10 +100,20 @@ export interface Forge {
   /** Closes a pull request (a test branch's draft); absent where the forge has none. */
   closePullRequest?(repo: ForgeRepo, number: number): Promise<void>;
   /**
+   * Takes a label off a pull request (the enqueueing label once the queue picked the PR up); a label
+   * that is not there is no error. Absent where the forge has no labels.
+   */
+  removeLabel?(repo: ForgeRepo, number: number, label: string): Promise<void>;
+  /**
    * A user's role on the repository (GitHub: admin, maintain, write, triage, read or none), for
    * deciding whether a PR comment's command may drive the queue; absent where the forge has no users.
    */
   collaboratorPermission?(repo: ForgeRepo, login: string): Promise<string>;
+  /**
+   * A CI workflow run of the repository (GitHub Actions), null when the forge has no such run there;
+   * verifies a fork PR's x-forked-workflow-run-id. Absent where the forge has no CI runs.
+   */
+  workflowRun?(repo: ForgeRepo, runId: number): Promise<WorkflowRun | null>;
 }
 
 /** Several PRs as `forge.pullRequests` reads them together, or one by one where it cannot. */
@@ -130,4 +141,6 @@ export interface PrStateReport {
   details?: string;
   /** Where the status links to. */
   targetUrl?: string;
+  /** Keep the PR's one `mainline:` state label current (the queue's stateLabelsEnabled); default off. */
+  stateLabels?: boolean;
 }

@@ -10,6 +10,7 @@ import {
 } from '../app/ports.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
+import type { WorkflowRun } from '../domain/fork-run.ts';
 import { repoIsGranted } from '../store/forge-grants.ts';
 import { GitRepositoryForge } from './git-repository-forge.ts';
 import { GitHubForge } from './github/index.ts';
@@ -95,8 +96,14 @@ export class RoutingForge implements Forge {
   async closePullRequest(repo: ForgeRepo, number: number): Promise<void> {
     await (await this.forgeOf(repo)).closePullRequest?.(repo, number);
   }
+  async removeLabel(repo: ForgeRepo, number: number, label: string): Promise<void> {
+    await (await this.forgeOf(repo)).removeLabel?.(repo, number, label);
+  }
   async collaboratorPermission(repo: ForgeRepo, login: string): Promise<string> {
     return (await (await this.forgeOf(repo)).collaboratorPermission?.(repo, login)) ?? 'none';
+  }
+  async workflowRun(repo: ForgeRepo, runId: number): Promise<WorkflowRun | null> {
+    return (await (await this.forgeOf(repo)).workflowRun?.(repo, runId)) ?? null;
   }
 }
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../app/context.ts';
 import { type Forge, type ForgeRepo, pullRequestsOf } from '../app/ports.ts';
 import { applyEvent, discoveredEvent, loadState } from '../app/queue/apply.ts';
 import { deliverStatuses } from '../app/queue/git-api.ts';
+import { labelSettingsOf } from '../app/queue/label-settings.ts';
 import { flakeProtectionNote } from '../app/queue/prs.ts';
 import { isTerminal, type QueueAction, type QueueEvent, type QueueState } from '../domain/queue/index.ts';
 import { deleteTestPr, findTestPr, saveTestPr } from '../store/github.ts';
@@ -242,6 +243,7 @@ export class QueueRunner {
       reason: action.reason,
       comments: settings?.commentsEnabled ?? true,
       statusCheck: settings?.statusCheckEnabled ?? true,
+      stateLabels: row !== undefined && labelSettingsOf(row).stateLabelsEnabled,
       ...(details !== undefined ? { details } : {}),
     });
   }

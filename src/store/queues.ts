@@ -154,3 +154,20 @@ export async function releaseLease(db: Queryable, queueId: string, owner: string
     .where('lease_owner', '=', owner)
     .execute();
 }
+
+/** The queue's GitHub label settings as stored (booleans 0/1); fields left out stay unchanged. */
+export interface QueueLabelColumns {
+  extension_enabled?: number;
+  enqueueing_label?: string;
+  label_commands_enabled?: number;
+  state_labels_enabled?: number;
+}
+
+export async function saveQueueLabelSettings(
+  db: Queryable,
+  queueId: string,
+  patch: QueueLabelColumns,
+): Promise<void> {
+  if (Object.keys(patch).length === 0) return;
+  await db.updateTable('merge_queues').set(patch).where('id', '=', queueId).execute();
+}

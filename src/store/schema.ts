@@ -223,6 +223,14 @@ export interface MergeQueuesTable {
   lease_until: number | null;
   /** off | ignore_quarantined | retry_flaky (Mainline extension of updateQueue); null: from .mainline.yaml, else off. */
   flake_protection: Generated<string | null>;
+  /** updateQueue extensionEnabled (0/1): stored and answered only (docs/github.md, labels). */
+  extension_enabled: Generated<number>;
+  /** The GitHub label that submits a PR to this queue; '' when none. */
+  enqueueing_label: Generated<string>;
+  /** 0/1: removing the enqueueing label cancels, and the label stays while the PR is queued. */
+  label_commands_enabled: Generated<number>;
+  /** 0/1: mainline:* labels show a PR's queue state on GitHub. */
+  state_labels_enabled: Generated<number>;
 }
 
 export interface QueueActionsTable {

@@ -83,6 +83,7 @@ describe('failure texts', () => {
       '0014_results_without_test_fk',
       '0015_failure_text_use',
       '0016_forge_grants',
+      '0017_queue_labels',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

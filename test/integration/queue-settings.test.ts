@@ -59,15 +59,17 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
   });
 
   it.each(INTEGERS)(
-    '%s accepts 1 and 4294967295 and refuses 0, 4294967296, 1.5, "3" and null',
+    '%s accepts 1 and 4294967295 and refuses 0 (pendingFailureDepth takes it), 4294967296, 1.5, "3" and null',
     async (field) => {
-      for (const ok of [1, 4294967295]) {
+      // terraform-provider-trunk allows pending_failure_depth = 0, the queue's default (replay-terraform).
+      const zeroOk = field === 'pendingFailureDepth';
+      for (const ok of zeroOk ? [0, 1, 4294967295] : [1, 4294967295]) {
         const res = await update({ [field]: ok });
         expect(res.statusCode, `${field}=${ok}`).toBe(200);
         expect(res.json()[field]).toBe(ok);
         expect(validConfig(res.json())).toEqual([]);
       }
-      for (const bad of [0, 4294967296, 1.5, '3', null, -1]) {
+      for (const bad of [...(zeroOk ? [] : [0]), 4294967296, 1.5, '3', null, -1]) {
         const res = await update({ [field]: bad });
         expect(res.statusCode, `${field}=${JSON.stringify(bad)}`).toBe(400);
         expect(res.json().error.code).toBe('VALIDATION_FAILED');
@@ -117,7 +119,13 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
       stateLabelsEnabled: false,
     });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject(flags);
+    expect(res.json()).toMatchObject({
+      ...flags,
+      extensionEnabled: true,
+      enqueueingLabel: 'merge',
+      labelCommandsEnabled: false,
+      stateLabelsEnabled: false,
+    });
     expect((await update({ batch: 'yes' })).statusCode).toBe(400);
   });
 

@@ -103,6 +103,7 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0017_queue_labels',
       '0016_forge_grants',
       '0015_failure_text_use',
       '0014_results_without_test_fk',
@@ -118,6 +119,7 @@ describe('test ordinals', () => {
       '0014_results_without_test_fk',
       '0015_failure_text_use',
       '0016_forge_grants',
+      '0017_queue_labels',
     ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]

@@ -43,6 +43,8 @@ export class GitHubScenario {
       files?: Record<string, string>;
       /** Leave the organization without the grant of the repository's owner (and without a queue). */
       ungranted?: boolean;
+      /** More settings, as environment variables (e.g. MAINLINE_AUTH_FAIL_LIMIT). */
+      env?: Record<string, string>;
     } = {},
   ): Promise<GitHubScenario> {
     const files = options.files ?? {
@@ -68,6 +70,7 @@ export class GitHubScenario {
       MAINLINE_GITHUB_API_URL: sim.url,
       MAINLINE_GITHUB_HOST: 'github.com',
       MAINLINE_GITHUB_WEBHOOK_SECRET: SECRET,
+      ...options.env,
     };
     const now = () => scenario?.clock ?? Date.UTC(2026, 10, 2, 9);
     let forge: RoutingForge | undefined;

@@ -9,6 +9,7 @@ import type { Forge, ForgeRepo } from '../ports.ts';
 import { applyEvent, loadState } from '../queue/apply.ts';
 import { deliverStatuses } from '../queue/git-api.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
+import { labelEvent } from './labels.ts';
 import { refusalOf, WriterCache } from './writers.ts';
 
 /** The parts of GitHub's webhook payloads Mainline reads (docs/github.md). */
@@ -33,6 +34,9 @@ interface Payload {
   target_url?: string | null;
   ref?: string;
   after?: string;
+  /** Who caused the event (the user who added or removed a label). */
+  sender?: { login?: string };
+  label?: { name?: string };
 }
 
 /** A check run's conclusion as a commit-status state (what the queue's required statuses are matched on). */
@@ -86,7 +90,7 @@ export async function processGitHubEvent(
   if (repo === undefined) return `ignored: ${owner}/${name} is not a Mainline repository`;
   const caller: Caller = {
     tokenId: 'github',
-    tokenName: `${payload.comment?.user?.login ?? 'someone'} on GitHub`,
+    tokenName: `${payload.comment?.user?.login ?? payload.sender?.login ?? 'someone'} on GitHub`,
     orgId: repo.org_id,
     orgSlug: '',
   };
@@ -104,6 +108,8 @@ async function processForRepo(
 ): Promise<string> {
   switch (event) {
     case 'pull_request':
+      if (p.action === 'labeled' || p.action === 'unlabeled')
+        return labelEvent(ctx, forge, caller, repo, p, writers);
       return pullRequestEvent(ctx, repo, p);
     case 'issue_comment':
       return commentEvent(ctx, forge, caller, repo, p, writers);

@@ -45,6 +45,21 @@ export async function refusalOf(
   if (!MAYBE_WRITER.has((association ?? 'NONE').toUpperCase())) {
     return `@${login} is not a member or collaborator of ${full} (author association ${association ?? 'NONE'}); only users with write access can drive the merge queue`;
   }
+  return roleRefusalOf(forge, cache, repo, login, now);
+}
+
+/**
+ * Whether `login` has write access to the repository, from its collaborator permission alone (cached
+ * as above): for events that carry no author association, such as who added or removed a label.
+ * Answers why not, in words, or null when allowed.
+ */
+export async function roleRefusalOf(
+  forge: Forge,
+  cache: WriterCache,
+  repo: ForgeRepo,
+  login: string,
+  now: number,
+): Promise<string | null> {
   let role = cache.get(repo.id, login, now);
   if (role === undefined) {
     role =
@@ -52,5 +67,5 @@ export async function refusalOf(
     cache.set(repo.id, login, role, now);
   }
   if (WRITER_ROLES.has(role)) return null;
-  return `@${login} has ${role} access to ${full}; only users with write, maintain or admin access can drive the merge queue`;
+  return `@${login} has ${role} access to ${repo.owner}/${repo.name}; only users with write, maintain or admin access can drive the merge queue`;
 }

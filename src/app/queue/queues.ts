@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import type { FlakeProtection } from '../../domain/flake-protection.ts';
+import type { LabelSettings } from '../../domain/github-labels.ts';
 import { createQueueState, listQueuedPrs, type Mode, type SettingsPatch } from '../../domain/queue/index.ts';
 import { setFlakeProtection } from '../../store/flake.ts';
 import { findQueue, insertQueueIfAbsent, deleteQueue as removeQueue } from '../../store/queues.ts';
@@ -10,6 +11,7 @@ import type { Forge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef, repoFullName } from '../repositories.ts';
 import { applyEvent, type LoadedQueue, loadState } from './apply.ts';
 import { flakeProtectionOf } from './flake-judge.ts';
+import { labelSettingsOf, updateLabelSettings } from './label-settings.ts';
 import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
 
 /** The caller's queue for a target branch, or 404 naming what is missing. */
@@ -85,6 +87,7 @@ export async function getQueue(
   const { state } = queue;
   return {
     ...queueConfigRecord(state),
+    ...labelSettingsOf(queue.row),
     flakeProtection,
     enqueuedPullRequests: listQueuedPrs(state).map(enqueuedPrRecord),
   };
@@ -99,10 +102,27 @@ export async function updateQueue(
     repo: RepoRef;
     targetBranch: string;
     flakeProtection?: FlakeProtection | undefined;
-  } & SettingsPatch,
+  } & SettingsPatch &
+    Partial<LabelSettings>,
 ) {
   const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  const { repo: _repo, targetBranch: _branch, flakeProtection: mode, ...patch } = body;
+  const {
+    repo: _repo,
+    targetBranch: _branch,
+    flakeProtection: mode,
+    extensionEnabled,
+    enqueueingLabel,
+    labelCommandsEnabled,
+    stateLabelsEnabled,
+    ...patch
+  } = body;
+  // First, since a label GitHub cannot have is refused before anything is stored.
+  const labels = await updateLabelSettings(ctx.db, queue.row, {
+    ...(extensionEnabled !== undefined ? { extensionEnabled } : {}),
+    ...(enqueueingLabel !== undefined ? { enqueueingLabel } : {}),
+    ...(labelCommandsEnabled !== undefined ? { labelCommandsEnabled } : {}),
+    ...(stateLabelsEnabled !== undefined ? { stateLabelsEnabled } : {}),
+  });
   if (mode !== undefined) await setFlakeProtection(ctx.db, queue.row.id, mode);
   const { state } = await applyEvent(ctx.db, queue.row.id, { type: 'settings_updated', patch }, ctx.now());
   const row = mode === undefined ? queue.row : { ...queue.row, flake_protection: mode };
@@ -112,7 +132,7 @@ export async function updateQueue(
     row,
     body.targetBranch,
   );
-  return { ...queueConfigRecord(state), flakeProtection };
+  return { ...queueConfigRecord(state), ...labels, flakeProtection };
 }
 
 /** deleteQueue: refused with 400 while PRs are in it (drain it first). */

@@ -17,6 +17,18 @@ export interface GhPull {
   merge_commit_sha?: string | null;
 }
 
+export interface GhWorkflowRun {
+  id: number;
+  event: string;
+  status: string | null;
+  head_sha: string;
+  created_at: string;
+  run_started_at?: string;
+  repository: { full_name: string };
+  /** The repository the run's code comes from (a fork for a fork's pull request). */
+  head_repository?: { full_name: string } | null;
+}
+
 export interface GhRef {
   ref: string;
   object: { sha: string; type: string };

@@ -6,9 +6,20 @@ import type {
   MergeInput,
   MergeOutcome,
 } from '../../app/ports.ts';
+import type { WorkflowRun } from '../../domain/fork-run.ts';
 import type { Mergeability, MergeMethod } from '../../domain/queue/index.ts';
-import { type GhPull, type GhRef, isTransient, messageOf, pathOf, statusOf, unless } from './api.ts';
+import {
+  type GhPull,
+  type GhRef,
+  type GhWorkflowRun,
+  isTransient,
+  messageOf,
+  pathOf,
+  statusOf,
+  unless,
+} from './api.ts';
 import { type GitHubApi, GitHubClient, type GitHubClientOptions } from './client.ts';
+import { removeLabel } from './labels.ts';
 import { type ReportInput, reportPrState, type TalkBack } from './report.ts';
 import { type RequiredStatuses, readRequiredStatuses } from './required.ts';
 
@@ -221,6 +232,36 @@ export class GitHubForge implements Forge {
     if (res === null) return 'none';
     const data = res.data as { permission?: string; role_name?: string };
     return (data.role_name ?? data.permission ?? 'none').toLowerCase();
+  }
+
+  /**
+   * A GitHub Actions run of the repository (`GET /repos/{owner}/{repo}/actions/runs/{run_id}`, which
+   * needs the Actions: read permission); null when GitHub has no such run in this repository.
+   */
+  async workflowRun(repo: ForgeRepo, runId: number): Promise<WorkflowRun | null> {
+    const api = await this.client.forRepo(repo);
+    const res = await unless([404], null, () =>
+      api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...params(repo), run_id: runId }),
+    );
+    if (res === null) return null;
+    const run = res.data as unknown as GhWorkflowRun;
+    const started = Date.parse(run.run_started_at ?? run.created_at);
+    return {
+      id: run.id,
+      event: run.event,
+      status: run.status ?? '',
+      headSha: run.head_sha,
+      repositoryFullName: run.repository.full_name,
+      headRepositoryFullName: run.head_repository?.full_name ?? null,
+      // An unreadable date counts as the epoch: too old to vouch for anything.
+      startedAt: Number.isNaN(started) ? 0 : started,
+    };
+  }
+
+  /** Takes a label off a PR (the enqueueing label once the PR is in the queue); one not there is ignored. */
+  async removeLabel(repo: ForgeRepo, number: number, label: string): Promise<void> {
+    const api = await this.client.forRepo(repo);
+    await removeLabel(api, params(repo), number, label);
   }
 
   /** Closes a PR (a test branch's draft PR); a PR that does not exist is ignored. */

@@ -2,6 +2,7 @@ import type { PrStateReport } from '../../app/ports.ts';
 import type { PrState } from '../../domain/queue/index.ts';
 import { type GhComment, isTransient, messageOf, statusOf } from './api.ts';
 import type { GitHubApi, GitHubClient } from './client.ts';
+import { syncStateLabel } from './labels.ts';
 
 /** The commit status context Mainline sets on a queued PR's head. */
 export const STATUS_CONTEXT = 'mainline/merge-queue';
@@ -43,7 +44,7 @@ const STATUS_STATES: Record<PrState, 'pending' | 'success' | 'failure' | 'error'
 type Params = { owner: string; repo: string };
 
 /**
- * The status check and the comment, as switched on. Telling the author never holds up the queue: a PR or
+ * The status check, the comment and the state label, as switched on. Telling the author never holds up the queue: a PR or
  * commit GitHub no longer has, a locked PR or a missing permission (404, 422, 403 other than a rate
  * limit) is logged and skipped; transient failures are thrown so the action is repeated.
  */
@@ -78,6 +79,9 @@ export async function reportPrState(
   }
   if (input.comments ?? defaults.comments) {
     await upsertComment(api, client, p, input.prNumber, commentBody(input)).catch(skipGone('comment'));
+  }
+  if (input.stateLabels === true) {
+    await syncStateLabel(api, p, input.prNumber, input.state).catch(skipGone('state label'));
   }
 }
 

@@ -66,6 +66,11 @@ export const QueueConfig = Type.Object({
   directMergeMode: DirectMergeMode,
   optimizationMode: OptimizationMode,
   mergeMethod: MergeMethod,
+  // Sent and read back by terraform-provider-trunk (docs/github.md, Labels); off and "" when never set.
+  extensionEnabled: Type.Boolean(),
+  enqueueingLabel: Type.String(),
+  labelCommandsEnabled: Type.Boolean(),
+  stateLabelsEnabled: Type.Boolean(),
   flakeProtection: Type.Optional(FlakeProtection),
   pendingMode: Type.Optional(
     Type.Union([Type.Literal('single'), Type.Literal('parallel')], {
@@ -96,7 +101,8 @@ export const UpdateQueueBody = Type.Object({
   concurrency: Type.Optional(UInt32Min1),
   bisectionConcurrency: Type.Optional(UInt32Min1),
   testingTimeoutMinutes: Type.Optional(UInt32Min1),
-  pendingFailureDepth: Type.Optional(UInt32Min1),
+  // 0 is accepted (the queue's default: a failed PR leaves at once); terraform-provider-trunk allows it.
+  pendingFailureDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295 })),
   canOptimisticallyMerge: Type.Optional(Type.Boolean()),
   batch: Type.Optional(Type.Boolean()),
   batchingMaxWaitTimeMinutes: Type.Optional(UInt32Min1),
@@ -114,11 +120,17 @@ export const UpdateQueueBody = Type.Object({
   ),
   deleteRequiredStatuses: Type.Optional(Type.Boolean()),
   flakeProtection: Type.Optional(FlakeProtection),
-  // Sent by terraform-provider-trunk; accepted and ignored.
+  // Sent by terraform-provider-trunk; stored, answered, and used on GitHub (docs/github.md, Labels).
   extensionEnabled: Type.Optional(Type.Boolean()),
   labelCommandsEnabled: Type.Optional(Type.Boolean()),
   stateLabelsEnabled: Type.Optional(Type.Boolean()),
-  enqueueingLabel: Type.Optional(Type.String({ minLength: 1 })),
+  enqueueingLabel: Type.Optional(
+    Type.String({
+      maxLength: 50,
+      description:
+        'The GitHub label that submits a PR to this queue when a writer applies it; "" for none (Mainline: Trunk requires at least 1 character)',
+    }),
+  ),
 });
 
 const ENUM_FIELDS = [

@@ -10,6 +10,7 @@
 export { type AppKeyPair, generateAppKeyPair } from './auth.ts';
 export type { FaultInjector, FaultResponse, FaultRule } from './faults.ts';
 export { type ReceivedWebhook, startWebhookReceiver, type WebhookReceiver } from './receiver.ts';
+export type { WorkflowRunOptions, WorkflowRunState } from './routes-actions.ts';
 export { GitHubSimulator, startGitHubSimulator } from './simulator.ts';
 export type {
   CheckConclusion,

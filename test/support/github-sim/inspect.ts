@@ -1,3 +1,4 @@
+import { labelsOf } from './ops-labels.ts';
 import { findPull, pullJson } from './ops-pulls.ts';
 import type { ServerLog } from './server.ts';
 import type { Core, RepoState } from './state.ts';
@@ -48,6 +49,11 @@ export abstract class SimulatorInspection {
     return [...this.repoOf(owner, name).comments.values()]
       .filter((c) => c.issue === number)
       .map((c) => ({ id: c.id, body: c.body, user: c.user, createdAt: c.createdAt, updatedAt: c.updatedAt }));
+  }
+
+  /** The names of the PR's labels, in the order they were added. */
+  labels(owner: string, name: string, number: number): string[] {
+    return [...labelsOf(findPull(this.repoOf(owner, name), number))];
   }
 
   /** Every status posted at sha, oldest first. */

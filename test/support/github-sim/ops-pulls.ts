@@ -1,6 +1,7 @@
 import { authorFor } from './git.ts';
 import { HttpError } from './http.ts';
 import { contextProblem, moveBranch } from './ops-git.ts';
+import { labelsJson } from './ops-labels.ts';
 import { type Core, collaboratorOf, isoNow, type RepoState, type Tx, userJson } from './state.ts';
 import type { CommentState, JsonObject, MergeMethod, PullState } from './types.ts';
 
@@ -43,7 +44,7 @@ export async function pullJson(
     body: pr.body,
     draft: pr.draft,
     user: userJson(pr.author),
-    labels: [],
+    labels: labelsJson(core, repo, pr),
     head: side(pr.headRef, pr.headSha),
     base: side(pr.baseRef, baseSha),
     merged: pr.merged,

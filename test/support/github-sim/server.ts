@@ -4,14 +4,16 @@ import type { AddressInfo } from 'node:net';
 import type { Actor } from './auth.ts';
 import type { FaultInjector } from './faults.ts';
 import { HttpError, matchRoute, parseJsonBody, type Reply, readBody, safeDecode } from './http.ts';
+import { actionRoutes } from './routes-actions.ts';
 import { checkRoutes } from './routes-checks.ts';
 import { gitRoutes } from './routes-git.ts';
+import { labelRoutes } from './routes-labels.ts';
 import { pullRoutes } from './routes-pulls.ts';
 import type { Core } from './state.ts';
 import type { RequestRecord } from './types.ts';
 
 /** Specific routes first: `commits/{ref+}/status` must win over `commits/{ref+}`. */
-const ROUTES = [...checkRoutes, ...pullRoutes, ...gitRoutes];
+const ROUTES = [...checkRoutes, ...pullRoutes, ...labelRoutes, ...gitRoutes, ...actionRoutes];
 const WITH_BODY = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
 export interface ServerLog {

@@ -18,6 +18,8 @@ import {
   openPull,
   reopenPull,
 } from './ops-pulls.ts';
+import { addWorkflowRun, runsOf, type WorkflowRunOptions } from './routes-actions.ts';
+import { addLabels, removeLabel } from './routes-labels.ts';
 import { type ServerLog, startServer } from './server.ts';
 import { type CollaboratorRole, Core, type RepoState, type Tx } from './state.ts';
 import type {
@@ -228,6 +230,20 @@ export class GitHubSimulator extends SimulatorInspection {
     );
   }
 
+  /** A user adds a label to the PR (pull_request labeled, sent by actor); nothing when it has it already. */
+  addLabel(owner: string, name: string, number: number, label: string, actor = 'dev'): Promise<void> {
+    return this.#run(owner, name, (repo, tx) =>
+      addLabels(this.core, tx, repo, findPull(repo, number), [label], actor),
+    );
+  }
+
+  /** A user takes a label off the PR (pull_request unlabeled, sent by actor). */
+  removeLabel(owner: string, name: string, number: number, label: string, actor = 'dev'): Promise<void> {
+    return this.#run(owner, name, (repo, tx) =>
+      removeLabel(this.core, tx, repo, findPull(repo, number), label, actor),
+    );
+  }
+
   /** As a CI app: a completed check run at ref (check_run created + completed, check_suite completed); returns its id. */
   completeCheck(owner: string, name: string, ref: string, opts: CompleteCheckOptions): Promise<number> {
     return this.#check(owner, name, ref, opts.name, opts.conclusion, opts);
@@ -266,6 +282,24 @@ export class GitHubSimulator extends SimulatorInspection {
       );
       return run.id;
     });
+  }
+
+  /**
+   * A GitHub Actions run of the repository at opts.headSha (a commit or ref), in progress unless said:
+   * what GET …/actions/runs/{id} answers (a fork's pull_request run: headRepository names the fork).
+   * Returns its id.
+   */
+  async startWorkflowRun(owner: string, name: string, opts: WorkflowRunOptions): Promise<number> {
+    const repo = this.repoOf(owner, name);
+    return addWorkflowRun(this.core, repo, await this.shaOf(repo, opts.headSha), opts);
+  }
+
+  /** The run finishes (status completed, conclusion success unless said). */
+  completeWorkflowRun(owner: string, name: string, id: number, conclusion = 'success'): void {
+    const run = runsOf(this.repoOf(owner, name)).get(id);
+    if (run === undefined) throw new Error(`no workflow run ${id} in ${owner}/${name}`);
+    run.status = 'completed';
+    run.conclusion = conclusion;
   }
 
   /** A commit status at ref (status webhook). */

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
+import { forkRunCaller } from '../../../app/github/fork-runs.ts';
 import { setImpactedTargets } from '../../../app/queue/prs.ts';
-import { callerOf } from '../../plugins/auth.ts';
+import { forkRunCallerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
 import { PR_NUMBER_MAX, QueueRef } from '../../schemas/queue.ts';
 import type { Api, RouteDeps } from '../../types.ts';
@@ -12,14 +13,19 @@ const PrNumber = Type.Union([
   Type.String({ pattern: '^[1-9][0-9]{0,8}$' }),
 ]);
 
-export function registerSetImpactedTargets(app: Api, { ctx }: RouteDeps): void {
+export function registerSetImpactedTargets(app: Api, { ctx, forge }: RouteDeps): void {
   app.post(
     '/setImpactedTargets',
     {
+      // A fork PR's run (no secrets, so no token) may send x-forked-workflow-run-id instead: verified
+      // through GitHub for this one call (app/github/fork-runs.ts; docs/security.md).
+      config: { forkRunAuth: true },
       schema: {
         tags: ['merge queue'],
         summary:
           'The build targets a PR head touches (parallel mode); "ALL" (or "IMPACTS_ALL") depends on everything',
+        description:
+          "From a fork pull request's GitHub Actions run, which has no secrets, send `x-forked-workflow-run-id: <github.run_id>` instead of `x-api-token`: the call is accepted once GitHub confirms that the run is a fork's pull_request run of this repository, in progress, started within 6 hours, at `pr.sha`, the PR's current head (401 saying what did not hold otherwise). No other endpoint accepts it.",
         body: Type.Object({
           ...QueueRef,
           pr: Type.Object({ number: PrNumber, sha: Type.String({ minLength: 1, maxLength: 64 }) }),
@@ -37,7 +43,15 @@ export function registerSetImpactedTargets(app: Api, { ctx }: RouteDeps): void {
       const { impactedTargets } = request.body;
       // "IMPACTS_ALL" is a wire synonym of "ALL": the use case knows only "ALL".
       const targets = impactedTargets === 'IMPACTS_ALL' ? 'ALL' : impactedTargets;
-      await setImpactedTargets(ctx, callerOf(request), { ...request.body, impactedTargets: targets });
+      const caller = await forkRunCallerOf(request, async (runId) => {
+        const verified = await forkRunCaller(ctx, forge, runId, request.body, request.log);
+        request.log.info(
+          { runId, repo: request.body.repo, pr: request.body.pr },
+          'setImpactedTargets accepted for a verified fork workflow run',
+        );
+        return verified;
+      });
+      await setImpactedTargets(ctx, caller, { ...request.body, impactedTargets: targets });
       return {};
     },
   );

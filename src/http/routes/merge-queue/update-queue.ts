@@ -16,15 +16,6 @@ export function registerUpdateQueue(app: Api, { ctx, forge }: RouteDeps): void {
         response: { 200: QueueConfig, ...authenticatedErrors },
       },
     },
-    async (request) => {
-      const {
-        extensionEnabled: _e,
-        labelCommandsEnabled: _l,
-        stateLabelsEnabled: _s,
-        enqueueingLabel: _q,
-        ...body
-      } = request.body;
-      return updateQueue(ctx, callerOf(request), forge, body);
-    },
+    async (request) => updateQueue(ctx, callerOf(request), forge, request.body),
   );
 }
