@@ -135,3 +135,123 @@ export async function cliBundle(overrides: Record<string, unknown> = {}): Promis
   ]);
   return zstdStored(tar, 1000);
 }
+
+// ---- analytics-cli bundles carrying internal.bin (trunk-io/analytics-cli at fcbc1bd2a5f8d730f453f60e4b0b117fd12f93f8:
+// bundle/src/bundler.rs writes meta.json, then meta's internal_bundled_file, then the file sets' files
+// except Internal ones, then CODEOWNERS; bundle/src/files.rs names JUnit entries junit/<n> and .bin
+// entries internal/<n>; cli/src/context.rs generate_internal_file writes internal.bin, or takes an
+// Internal file set's one file as it is, which is what the rspec plugin's upload does.)
+
+export type { RunInput } from '../../src/domain/internal-bin/index.ts';
+/** internal.bin: a TestReport of these results' runs, encoded with Mainline's own schema. */
+export {
+  encodeReport as internalBin,
+  encodeResult as internalBinAsTestResult,
+} from '../../src/domain/internal-bin/index.ts';
+
+export interface BundleRepo {
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+}
+
+function cliMeta(
+  repo: BundleRepo,
+  sha: string,
+  fileSets: unknown[],
+  internalBundledFile: unknown,
+  extra: Record<string, unknown>,
+): string {
+  return metaJson({
+    org: 'acme',
+    variant: '',
+    repo: {
+      repo,
+      repo_root: '/home/runner/work/web/web',
+      repo_url: `https://${repo.host}/${repo.owner}/${repo.name}.git`,
+      repo_head_sha: sha,
+      repo_head_branch: 'refs/heads/main',
+      repo_head_commit_epoch: 1782900000,
+    },
+    envs: { CI: 'true', GITHUB_ACTIONS: 'true', GITHUB_REF: 'refs/heads/main', GITHUB_REF_NAME: 'main' },
+    codeowners: null,
+    file_sets: fileSets,
+    internal_bundled_file: internalBundledFile,
+    ...extra,
+  });
+}
+
+/**
+ * A bundle as `trunk-analytics-cli upload --junit-paths …` makes it: meta.json listing the JUnit
+ * files (a Junit file set), internal.bin (meta's internal_bundled_file) when given, then junit/<n>.
+ */
+export async function analyticsCliBundle(input: {
+  repo: BundleRepo;
+  sha: string;
+  junit?: readonly string[];
+  internalBin?: Uint8Array;
+  meta?: Record<string, unknown>;
+}): Promise<Uint8Array> {
+  const junit = input.junit ?? [];
+  const fileSets =
+    junit.length === 0
+      ? []
+      : [
+          {
+            file_set_type: 'Junit',
+            glob: 'out/*.xml',
+            resolved_status: null,
+            files: junit.map((_, i) => ({
+              original_path: `/home/runner/work/web/web/out/report${i}.xml`,
+              original_path_rel: `out/report${i}.xml`,
+              path: `junit/${i}`,
+              owners: [],
+              team: null,
+            })),
+          },
+        ];
+  const bundled =
+    input.internalBin === undefined
+      ? null
+      : {
+          original_path: '/tmp/.tmpQ7rT2k/internal.bin',
+          original_path_rel: null,
+          path: 'internal.bin',
+          owners: [],
+          team: null,
+        };
+  const tar = await buildTar([
+    { name: 'meta.json', data: cliMeta(input.repo, input.sha, fileSets, bundled, input.meta ?? {}) },
+    ...(input.internalBin === undefined ? [] : [{ name: 'internal.bin', data: input.internalBin }]),
+    ...junit.map((data, i) => ({ name: `junit/${i}`, data })),
+  ]);
+  return zstdStored(tar, 64 * 1024);
+}
+
+/**
+ * A bundle as the rspec plugin's upload makes it (rspec-trunk-flaky-tests → test_report publish():
+ * its TestReport saved as a temporary .bin and passed as the only "junit path"): meta.json with an
+ * Internal file set of that one file, which is also meta's internal_bundled_file, and internal/0.
+ */
+export async function rspecPluginBundle(input: {
+  repo: BundleRepo;
+  sha: string;
+  bin: Uint8Array;
+  meta?: Record<string, unknown>;
+}): Promise<Uint8Array> {
+  const file = {
+    original_path: '/tmp/.tmpW1x2Y3.bin',
+    original_path_rel: '/tmp/.tmpW1x2Y3.bin',
+    path: 'internal/0',
+    owners: [],
+    team: null,
+  };
+  const fileSets = [
+    { file_set_type: 'Internal', files: [file], glob: file.original_path, resolved_status: null },
+  ];
+  const tar = await buildTar([
+    { name: 'meta.json', data: cliMeta(input.repo, input.sha, fileSets, file, input.meta ?? {}) },
+    { name: 'internal/0', data: input.bin },
+  ]);
+  return zstdStored(tar, 64 * 1024);
+}

@@ -4,6 +4,8 @@
 // chunks (a few in flight) and takes back meta.json, CODEOWNERS and the JUnit entries' bytes, which
 // the bundle thread sends only as fast as the request thread takes them (decode-protocol.ts).
 import { Worker } from 'node:worker_threads';
+import type { JunitFileSummary } from '../../domain/junit/index.ts';
+import type { EncodedAttempts } from '../ingest/parsed-codec.ts';
 import type { SelectedFile } from './collect.ts';
 import {
   CONTROL_ABORTED,
@@ -25,6 +27,10 @@ export type BundleEvent =
   | { readonly kind: 'file'; readonly name: string }
   | { readonly kind: 'data'; readonly bytes: Uint8Array }
   | { readonly kind: 'fileEnd' }
+  /** internal.bin starts: its attempts follow as `attempts` events, then `internalEnd`. */
+  | { readonly kind: 'internal'; readonly name: string }
+  | { readonly kind: 'attempts'; readonly batch: EncodedAttempts }
+  | { readonly kind: 'internalEnd'; readonly summary: JunitFileSummary }
   /** The last event: the bundle was read (files selected) or refused. */
   | { readonly kind: 'done'; readonly outcome: SentOutcome };
 
@@ -89,6 +95,9 @@ class Job implements BundleDecoding {
     else if (m.kind === 'file') this.#push({ kind: 'file', name: m.name });
     else if (m.kind === 'data') this.#push({ kind: 'data', bytes: m.bytes });
     else if (m.kind === 'fileEnd') this.#push({ kind: 'fileEnd' });
+    else if (m.kind === 'internal') this.#push({ kind: 'internal', name: m.name });
+    else if (m.kind === 'attempts') this.#push({ kind: 'attempts', batch: m.batch });
+    else if (m.kind === 'internalEnd') this.#push({ kind: 'internalEnd', summary: m.summary });
     else if (m.kind === 'done') this.#push({ kind: 'done', outcome: m.outcome });
   }
 
@@ -112,8 +121,8 @@ class Job implements BundleDecoding {
     for (;;) {
       const event = this.#events.shift();
       if (event !== undefined) {
-        if (event.kind === 'data') {
-          this.#queuedBytes -= event.bytes.length;
+        if (event.kind === 'data' || event.kind === 'attempts') {
+          if (event.kind === 'data') this.#queuedBytes -= event.bytes.length;
           // Taken: the thread may decode on (it waits when too much is untaken).
           Atomics.add(this.#control, CONTROL_TAKEN, 1);
           Atomics.notify(this.#control, CONTROL_TAKEN);

@@ -1,4 +1,6 @@
 /** Messages between the request thread (decode-pool.ts) and a bundle decoding thread (decode-worker.ts). */
+import type { JunitFileSummary } from '../../domain/junit/index.ts';
+import type { EncodedAttempts } from '../ingest/parsed-codec.ts';
 import type { SelectedFile } from './collect.ts';
 import type { BundleFormat, BundleLimits, BundleUploadMeta, Failure } from './types.ts';
 
@@ -19,6 +21,8 @@ export type SentOutcome =
       readonly format: BundleFormat;
       readonly meta: BundleUploadMeta;
       readonly files: readonly SelectedFile[];
+      /** internal.bin's name when it is the bundle's source of test results (extract.ts). */
+      readonly internal?: string;
       readonly problems: readonly string[];
     }
   | Failure;
@@ -40,6 +44,10 @@ export type FromDecoder =
   | { kind: 'file'; job: number; name: string }
   | { kind: 'data'; job: number; bytes: Uint8Array }
   | { kind: 'fileEnd'; job: number }
+  /** internal.bin starts; its decoded runs follow as `attempts` (flow-controlled as `data`), then `internalEnd`. */
+  | { kind: 'internal'; job: number; name: string }
+  | { kind: 'attempts'; job: number; batch: EncodedAttempts }
+  | { kind: 'internalEnd'; job: number; summary: JunitFileSummary }
   /** The bundle was read (or refused); the thread is free again. */
   | { kind: 'done'; job: number; outcome: SentOutcome; decodedBytes: number; threadId: number }
   /** Decoding threw (a bug, or the input broke); the thread is free again. */

@@ -5,6 +5,7 @@
 // bundle that inflates to hundreds of MiB is never queued in memory.
 import { parentPort, threadId } from 'node:worker_threads';
 import { ChunkQueue } from '../../lib/chunk-queue.ts';
+import { AttemptEncoder, transferList } from '../ingest/parsed-codec.ts';
 import type { BundleSink } from './collect.ts';
 import type { FromDecoder, ToDecoder } from './decode-protocol.ts';
 import { CONTROL_ABORTED, CONTROL_TAKEN, MAX_DATA_IN_FLIGHT } from './decode-protocol.ts';
@@ -59,6 +60,26 @@ function sinkFor(job: number, control: Int32Array): BundleSink {
       post({ kind: 'fileEnd', job });
       return OK;
     },
+    internalStart(name): Verdict {
+      if (Atomics.load(control, CONTROL_ABORTED) !== 0) return ABORTED;
+      post({ kind: 'internal', job, name });
+      return OK;
+    },
+    internalAttempts(attempts): Verdict {
+      if (attempts.length === 0) return OK;
+      if (!credit()) return ABORTED;
+      // Copied out in the compact form parser threads use (parsed-codec.ts), and moved across.
+      const encoder = new AttemptEncoder();
+      for (const attempt of attempts) encoder.add(attempt);
+      const batch = encoder.take();
+      sent++;
+      post({ kind: 'attempts', job, batch }, transferList(batch));
+      return OK;
+    },
+    internalEnd(summary): Verdict {
+      post({ kind: 'internalEnd', job, summary });
+      return OK;
+    },
   };
 }
 
@@ -73,6 +94,7 @@ async function run(job: number, limits: Partial<BundleLimits>, control: Int32Arr
           format: outcome.format,
           meta: outcome.meta,
           files: outcome.files,
+          ...(outcome.internal === undefined ? {} : { internal: outcome.internal }),
           problems: outcome.problems,
         }
       : outcome;

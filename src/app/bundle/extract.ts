@@ -1,15 +1,18 @@
 /**
- * decodeBundle: the uploaded bytes → meta.json, CODEOWNERS and the JUnit files streamed to a sink, or
- * why the bundle is refused. extractBundle collects the same into memory (for small bundles and tests).
+ * decodeBundle: the uploaded bytes → meta.json, CODEOWNERS, the JUnit files and internal.bin's
+ * attempts streamed to a sink, or why the bundle is refused. extractBundle collects the same into
+ * memory (for small bundles and tests).
  */
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { BundleCollector, type BundleSink, type SelectedFile, selectJunitFiles } from './collect.ts';
 import { type ByteDecoder, type ByteSink, createIdentityDecoder } from './decoder.ts';
 import { type BundleSource, chunksAfter, detectFormat, type Head, openSource, readHead } from './source.ts';
 import { TarReader } from './tar.ts';
 import {
   type BundleFormat,
+  type BundleInternalFile,
   type BundleLimits,
   type BundleResult,
   type BundleUploadMeta,
@@ -32,6 +35,11 @@ export type DecodeOutcome =
       readonly rawMeta: Readonly<Record<string, unknown>>;
       /** The files to ingest, in order (meta.json's, else the tar's), by the names the sink saw. */
       readonly files: readonly SelectedFile[];
+      /**
+       * internal.bin, by the name the sink saw, when it is the source of the bundle's test results:
+       * the bundle has no JUnit file (then `files` is empty). Absent: its attempts are not ingested.
+       */
+      readonly internal?: string;
       readonly problems: readonly string[];
     }
   | Failure;
@@ -86,6 +94,8 @@ export async function extractBundle(
 ): Promise<BundleResult> {
   const kept = new Map<string, Uint8Array>();
   let current: { bytes: Uint8Array; filled: number } | undefined;
+  let internalAttempts: JunitAttempt[] = [];
+  let internalSummary: BundleInternalFile['summary'] | undefined;
   const sink: BundleSink = {
     meta: () => {},
     codeowners: () => {},
@@ -104,11 +114,26 @@ export async function extractBundle(
       current = undefined;
       return OK;
     },
+    internalStart() {
+      internalAttempts = [];
+      return OK;
+    },
+    internalAttempts(batch) {
+      for (const attempt of batch) internalAttempts.push(attempt);
+      return OK;
+    },
+    internalEnd(summary) {
+      internalSummary = summary;
+      if (!summary.ok) internalAttempts = [];
+      return OK;
+    },
   };
   const outcome = await decodeBundle(source, limits, sink);
   if (!outcome.ok) return outcome;
   const files = outcome.files.map((f) => ({ ...f, bytes: kept.get(f.name) ?? new Uint8Array(0) }));
-  return { ...outcome, files };
+  const { internal: name, ...rest } = outcome;
+  if (name === undefined || internalSummary === undefined) return { ...rest, files };
+  return { ...rest, files, internal: { name, summary: internalSummary, attempts: internalAttempts } };
 }
 
 function capTotal(max: number, counter: DecodeCounter, next: ByteSink): ByteSink {
@@ -175,7 +200,14 @@ function finish(collector: BundleCollector, format: BundleFormat): DecodeOutcome
   if (parsed === undefined) return fail('invalid_meta', 'the bundle has no meta.json');
   if (!parsed.ok) return parsed;
   const files = selectJunitFiles(collector, parsed);
-  if (files.length === 0) collector.problems.push('the bundle contains no JUnit files');
+  // The JUnit files are the source when there are any; else internal.bin (collect.ts).
+  const internal = files.length === 0 ? collector.internal?.name : undefined;
+  if (files.length > 0 && collector.internal !== undefined)
+    collector.problems.push(
+      `${collector.internal.name} was not ingested: the bundle's JUnit files are its source of test results`,
+    );
+  if (files.length === 0 && internal === undefined)
+    collector.problems.push('the bundle contains no JUnit files');
   const codeowners =
     collector.codeowners === undefined ? undefined : new TextDecoder().decode(collector.codeowners);
   return {
@@ -184,6 +216,7 @@ function finish(collector: BundleCollector, format: BundleFormat): DecodeOutcome
     meta: { ...parsed.meta, ...(codeowners === undefined ? {} : { codeowners }) },
     rawMeta: parsed.raw,
     files,
+    ...(internal === undefined ? {} : { internal }),
     problems: [...parsed.problems, ...collector.problems],
   };
 }

@@ -4,11 +4,13 @@
  * What the bundle is (trunk-io/analytics-cli, read at the commits the code index holds):
  * - `bundle/src/bundler.rs` (BundlerUtil::make_tarball): `bundle.tar.zstd` is a tar (Rust `tar`
  *   crate, GNU headers) inside a zstd stream (level 15, i.e. a 4 MiB window). Entries, in order:
- *   `meta.json` FIRST (the server side's parse_meta_from_tarball relies on it), then every file of
- *   every file set under its `path` (`junit/<n>` for .xml/.junit reports, `internal/<n>` for .bin),
- *   then `internal.bin` (or meta's `internal_bundled_file.path`, a protobuf TestReport), then
- *   `CODEOWNERS` (the file's content) when meta has `codeowners`, then `bazel_bep.json` (JSON lines)
- *   when a Bazel BEP file was given. Entry names carry no extension: `junit/0`, not `junit/0.xml`.
+ *   `meta.json` FIRST (the server side's parse_meta_from_tarball relies on it), then (at commit
+ *   fcbc1bd; earlier CLIs put it after the file sets) meta's `internal_bundled_file` under its `path`
+ *   (`internal.bin`, a protobuf TestReport: collect.ts, domain/internal-bin; the rspec plugin's own
+ *   .bin is `internal/0`), then every file of every file set except `Internal` ones under its `path`
+ *   (`junit/<n>` for .xml reports, `internal/<n>` for .bin), then `CODEOWNERS` (the file's content)
+ *   when meta has `codeowners`, then `bazel_bep.json` (JSON lines) when a Bazel BEP file was given.
+ *   Entry names carry no extension: `junit/0`, not `junit/0.xml`.
  * - `bundle/src/bundle_meta.rs`: meta.json is `BundleMeta` (latest `BundleMetaV0_7_8`) serialised
  *   flat (serde `flatten`, no version tag; readers try V0_7_8 → … → V0_5_29). Base props:
  *   `version` ("1"), `cli_version`, `org` (org URL slug), `repo` (BundleRepo), `bundle_upload_id`,

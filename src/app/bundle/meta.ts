@@ -84,6 +84,28 @@ function junitFiles(fileSets: unknown, problems: string[]): BundleJunitFileRef[]
   return [...byPath.values()];
 }
 
+/**
+ * The entry holding the CLI's protobuf test report: `internal_bundled_file.path` (CLI ≥ 0.7.7; the
+ * rspec plugin's own .bin is `internal/0`), else the first file of an `Internal` file set.
+ */
+function internalFile(raw: Json, problems: string[]): string | undefined {
+  const bundled = text(object(raw['internal_bundled_file'])?.['path']);
+  const fromSets = (Array.isArray(raw['file_sets']) ? raw['file_sets'] : []).flatMap((set) => {
+    const fileSet = object(set) ?? {};
+    if (text(fileSet['file_set_type'])?.toLowerCase() !== 'internal') return [];
+    const files = Array.isArray(fileSet['files']) ? fileSet['files'] : [];
+    return files.flatMap((file) => text(object(file)?.['path']) ?? []);
+  });
+  const path = bundled ?? fromSets[0];
+  if (path === undefined) return undefined;
+  const checked = checkEntryPath(path);
+  if (!checked.ok) {
+    problems.push(`meta.json names internal file ${JSON.stringify(path)}, ignored: ${checked.reason}`);
+    return undefined;
+  }
+  return checked.path;
+}
+
 function tags(value: unknown): { key: string; value: string }[] {
   const list = Array.isArray(value) ? value : [];
   return list.flatMap((tag) => {
@@ -158,6 +180,7 @@ function mapMeta(raw: Json): ParsedMeta {
     tags: tags(raw['tags']),
     envs,
     junitFiles: junitFiles(raw['file_sets'], problems),
+    ...optional('internalFile', internalFile(raw, problems)),
   };
   return { ok: true, meta, raw, problems };
 }

@@ -1,4 +1,5 @@
 import type { RepoRef } from '../../domain/ci-env.ts';
+import type { JunitAttempt, JunitFileSummary } from '../../domain/junit/index.ts';
 
 export type { RepoRef };
 
@@ -20,6 +21,11 @@ export interface BundleLimits {
    * (the analytics CLI compresses at level 15, a 4 MiB window); `--long`/`--ultra` frames are refused.
    */
   readonly maxWindowBytes: number;
+  /**
+   * Test case runs the bundle's internal.bin may hold (MAINLINE_MAX_UPLOAD_ATTEMPTS: it is then the
+   * upload's only file); more refuse that file, with a problem.
+   */
+  readonly maxInternalRuns: number;
 }
 
 const MiB = 1024 * 1024;
@@ -31,6 +37,7 @@ export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
   maxMetaBytes: 32 * MiB,
   maxCodeownersBytes: 4 * MiB,
   maxWindowBytes: 8 * MiB,
+  maxInternalRuns: 500_000,
 };
 
 /** Why a bundle was refused, for mapping onto an HTTP status. */
@@ -103,6 +110,11 @@ export interface BundleUploadMeta {
   readonly envs: Readonly<Record<string, string>>;
   /** JUnit files listed in meta.json; empty when it lists none (then every `*.xml` entry is used). */
   readonly junitFiles: readonly BundleJunitFileRef[];
+  /**
+   * The tar entry of the CLI's protobuf test report: meta.json's `internal_bundled_file.path`, else
+   * the first file of an `Internal` file set (absent: an entry named `internal.bin` is taken).
+   */
+  readonly internalFile?: string;
 }
 
 /** A JUnit file read from the bundle. */
@@ -111,6 +123,15 @@ export interface BundleFile {
   readonly name: string;
   readonly originalPath?: string;
   readonly bytes: Uint8Array;
+}
+
+/** The bundle's internal.bin, decoded (domain/internal-bin). */
+export interface BundleInternalFile {
+  /** Path of the entry inside the tar, e.g. `internal.bin` or `internal/0`. */
+  readonly name: string;
+  readonly summary: JunitFileSummary;
+  /** Its runs as attempts; empty unless the summary is ok. */
+  readonly attempts: readonly JunitAttempt[];
 }
 
 /** The container the bytes came in. */
@@ -125,6 +146,8 @@ export type BundleResult =
       /** meta.json as parsed, for debugging. */
       readonly rawMeta: Readonly<Record<string, unknown>>;
       readonly files: readonly BundleFile[];
+      /** internal.bin as read, when it is the bundle's source of test results (no JUnit file). */
+      readonly internal?: BundleInternalFile;
       readonly problems: readonly string[];
     }
   /** The bundle was refused; nothing in it should be ingested. */

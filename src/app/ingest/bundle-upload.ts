@@ -17,9 +17,11 @@ import type { AppContext, Caller } from '../context.ts';
 import { assertForgeGranted } from '../forge-grants.ts';
 import { checkOrgSlug, type RepoRef } from '../repositories.ts';
 import type { UrlSigner } from '../url-signer.ts';
+import { deriveInto, type FailureFacts } from './derive.ts';
 import type { IngestGate } from './gate.ts';
 import { ingestUpload, prepareUpload, type UploadMeta } from './ingest.ts';
 import { type ParsedFile, UploadAttempts } from './parse-file.ts';
+import { decodeAttempts } from './parsed-codec.ts';
 import type { ParseJunit } from './parser-pool.ts';
 import type { UploadPrep } from './prepare.ts';
 import type { UploadResult } from './result.ts';
@@ -215,8 +217,11 @@ async function ingestBundle(
     orgId: row.org_id,
     orgSlug: request.orgSlug,
   };
-  const decoding = input.decoders.decode(spool.read(), { maxFileBytes: ctx.config.maxFileBytes });
-  let read: { meta: UploadMeta; files: ParsedFile[]; prep: UploadPrep | undefined };
+  const decoding = input.decoders.decode(spool.read(), {
+    maxFileBytes: ctx.config.maxFileBytes,
+    maxInternalRuns: ctx.config.maxUploadAttempts,
+  });
+  let read: { meta: UploadMeta; files: ParsedFile[]; prep: UploadPrep | undefined; problems: string[] };
   try {
     read = await readBundle(ctx, caller, request, row, decoding, input);
   } finally {
@@ -225,15 +230,17 @@ async function ingestBundle(
   }
   // The token may have been revoked while the bundle was read: nothing is stored then.
   await checkIssuer(ctx, row, request);
-  const result = await ingestUpload(ctx, caller, read.meta, read.files, 'bundle', read.prep);
+  const result = await ingestUpload(ctx, caller, read.meta, read.files, 'bundle', read.prep, read.problems);
   await markBundleConsumed(ctx.db, row.id, result.upload_id, ctx.now());
   return result;
 }
 
 /**
  * Reads the decoder's events: meta.json (CLI bundles have it first), then each JUnit entry streamed
- * to the JUnit parser as it is decoded, then the outcome. The files are prepared for ingestion while
- * they are parsed when the upload's CODEOWNERS is known by then (else ingestion prepares them).
+ * to the JUnit parser as it is decoded, or internal.bin's attempts as the bundle's thread decodes
+ * them, then the outcome. The JUnit files are prepared for ingestion while they are parsed when the
+ * upload's CODEOWNERS is known by then (else ingestion prepares them). The outcome's problems (what
+ * the bundle skipped or lacked) become the upload's.
  */
 async function readBundle(
   ctx: AppContext,
@@ -242,13 +249,14 @@ async function readBundle(
   row: BundleUploadRow,
   decoding: BundleDecoding,
   input: BundlePut,
-): Promise<{ meta: UploadMeta; files: ParsedFile[]; prep: UploadPrep | undefined }> {
+): Promise<{ meta: UploadMeta; files: ParsedFile[]; prep: UploadPrep | undefined; problems: string[] }> {
   let bundleMeta: BundleUploadMeta | undefined;
   let codeowners: string | undefined;
   let prep: UploadPrep | undefined;
   let prepStale = false;
   let identity: UploadPrep['basis']['identity'] | undefined;
   const parsed = new Map<string, ParsedFile>();
+  let internal: ParsedFile | undefined;
   const held = new UploadAttempts(ctx.config.maxUploadAttempts);
   for (;;) {
     const event = await decoding.next();
@@ -280,6 +288,8 @@ async function readBundle(
       // A file the parser stopped reading (too large, malformed): its remaining bytes are skipped.
       await body.drain();
       parsed.set(event.name, held.add(file));
+    } else if (event.kind === 'internal') {
+      internal = held.add(await readInternal(decoding, event.name, identity));
     } else if (event.kind === 'done') {
       const outcome = event.outcome;
       if (!outcome.ok)
@@ -295,8 +305,38 @@ async function readBundle(
         ];
       });
       const meta = uploadMetaOf(outcome.meta, request, row, input.validateMeta);
-      return { meta, files, prep: prepStale ? undefined : prep };
+      // internal.bin is the source only when the bundle has no JUnit file (extract.ts).
+      if (outcome.internal !== undefined && internal !== undefined && internal.name === outcome.internal)
+        files.push(internal);
+      return { meta, files, prep: prepStale ? undefined : prep, problems: [...outcome.problems] };
     }
+  }
+}
+
+/**
+ * internal.bin's attempts, as its thread decodes them, until its end: the file, with its attempts'
+ * failure facts and (when the identity is known) test ids derived meanwhile. A refused file holds
+ * no attempts (its error is its one problem), as a rejected JUnit file.
+ */
+async function readInternal(
+  decoding: BundleDecoding,
+  name: string,
+  identity: UploadPrep['basis']['identity'] | undefined,
+): Promise<ParsedFile> {
+  const attempts: ParsedFile['attempts'] = [];
+  const derived: { failures: (FailureFacts | null)[]; testIds: string[] } = { failures: [], testIds: [] };
+  for (;;) {
+    const event = await decoding.next();
+    if (event.kind === 'attempts') {
+      const batch = decodeAttempts(event.batch);
+      for (const attempt of batch) attempts.push(attempt);
+      deriveInto(derived, batch, identity);
+    } else if (event.kind === 'internalEnd') {
+      const { summary } = event;
+      if (!summary.ok) return { name, summary, attempts: [] };
+      const ids = identity === undefined ? {} : { ids: { identity, testIds: derived.testIds } };
+      return { name, summary, attempts, failures: derived.failures, ...ids };
+    } else throw new Error(`bundle decoding: ${event.kind} inside internal.bin`);
   }
 }
 

@@ -372,6 +372,7 @@ async function previousUpload(
  * transaction: a crash leaves either the whole upload or none of it. Creates the repository on
  * its first upload. A repeated upload_key answers the first upload's result and stores nothing.
  * `prep`: the files' preparation made while they were parsed (prepareUpload), used if it still holds.
+ * `notes`: what the upload as a whole skipped or lacked (a bundle's), stored and answered as warnings.
  */
 export async function ingestUpload(
   ctx: AppContext,
@@ -380,6 +381,7 @@ export async function ingestUpload(
   files: readonly ParsedFile[],
   source: 'multipart' | 'bundle',
   prep?: UploadPrep,
+  notes: readonly string[] = [],
 ): Promise<UploadResult> {
   checkOrgSlug(caller, meta.org_url_slug);
   await assertForgeGranted(ctx, caller, meta.repo);
@@ -466,6 +468,7 @@ export async function ingestUpload(
       files,
       attempts,
       tests: rows.length,
+      notes,
       // Re-evaluated tests as decided now, the others as they were.
       isQuarantined: (id) => outcome.quarantined.get(id) ?? quarantined.has(id),
     });

@@ -33,7 +33,16 @@ export interface UploadResult {
   failed_tests: FailedTest[];
   failed_tests_truncated: boolean;
   all_failures_quarantined: boolean;
+  /**
+   * What is wrong with the upload as a whole (absent when nothing is): the problems of a bundle
+   * (entries skipped, files missing) as warnings, and an error when it stored no test at all.
+   */
+  problems?: ParsedFile['summary']['problems'];
 }
+
+/** The upload's error when it holds no test: never a silent success. */
+export const NO_TESTS_PROBLEM =
+  'No test results were stored: the upload holds no test case (see each file’s problems). Check that the test runner wrote its report before the upload, and the paths given to the uploader';
 
 function fileCounts(c: JunitCounts): Counts {
   return {
@@ -66,6 +75,8 @@ export function buildResult(input: {
   attempts: readonly IdentifiedAttempt[];
   /** Distinct tests of the upload. */
   tests: number;
+  /** Problems of the upload as a whole, answered as warnings. */
+  notes?: readonly string[];
   /** Whether a test is quarantined after the upload. */
   isQuarantined: (testId: string) => boolean;
 }): UploadResult {
@@ -85,6 +96,11 @@ export function buildResult(input: {
     quarantined: input.isQuarantined(x.testId),
   }));
   const { host, owner, name } = input.repository;
+  const problems: NonNullable<UploadResult['problems']> = (input.notes ?? []).map((message) => ({
+    severity: 'warning',
+    message,
+  }));
+  if (input.tests === 0) problems.push({ severity: 'error', message: NO_TESTS_PROBLEM });
   return {
     upload_id: input.uploadId,
     duplicate: false,
@@ -101,5 +117,6 @@ export function buildResult(input: {
     failed_tests: failed.slice(0, FAILED_TESTS_SHOWN),
     failed_tests_truncated: failed.length > FAILED_TESTS_SHOWN,
     all_failures_quarantined: failed.length > 0 && failed.every((f) => f.quarantined),
+    ...(problems.length === 0 ? {} : { problems }),
   };
 }

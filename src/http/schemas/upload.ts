@@ -55,4 +55,6 @@ export const UploadResponse = Type.Object({
   ),
   failed_tests_truncated: Type.Boolean(),
   all_failures_quarantined: Type.Boolean(),
+  /** Problems of the upload as a whole (docs/upload-contract.md); absent when there are none. */
+  problems: Type.Optional(Type.Array(Problem)),
 });
