@@ -301,13 +301,19 @@ describe('extractBundle: branch and pull request from what CI says', () => {
     expect((await metaOf(given, githubPr)).branch).toBe('release/2');
   });
 
-  it('a merge ref and envs that name no branch: the PR is known, the branch is not, and the error says what to pass', async () => {
+  it('a merge ref and envs that name no branch: the PR is known and its results go under pull/<n>', async () => {
     const meta = await metaOf(repoWith('refs/remotes/pull/42/merge'), {
       TF_BUILD: 'True',
       BUILD_SOURCEBRANCH: 'refs/pull/42/merge',
     });
-    expect(meta.branch).toBeUndefined();
+    expect(meta.branch).toBe('pull/42');
     expect(meta.prNumber).toBe(42);
+    expect(toUploadMeta(meta)).toMatchObject({ ok: true, meta: { branch: 'pull/42', pr_number: 42 } });
+  });
+
+  it('no branch and no pull request: the error says what to pass', async () => {
+    const meta = await metaOf(repoWith(''), { TF_BUILD: 'True' });
+    expect(meta.branch).toBeUndefined();
     expect(toUploadMeta(meta)).toEqual({ ok: false, error: NO_BRANCH });
     expect(NO_BRANCH).toContain('--repo-head-branch');
   });

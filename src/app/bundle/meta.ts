@@ -5,6 +5,11 @@ import { type BundleJunitFileRef, type BundleUploadMeta, type Failure, fail } fr
 
 type Json = Record<string, unknown>;
 
+/** What a pull request's bundle that names no branch is stored under, and how to name it. */
+export function prBranchUnknown(pr: number): string {
+  return `meta.json names no branch for pull request ${pr} (repo.repo_head_branch is its merge ref and no CI variable in envs names the branch): its results are stored under the branch pull/${pr}; pass --repo-head-branch (TRUNK_REPO_HEAD_BRANCH) to store them under the PR's branch`;
+}
+
 /** Why a bundle has no branch, and what to send instead. */
 export const NO_BRANCH =
   "meta.json names no branch: repo.repo_head_branch is missing or a pull request's merge ref, and no CI variable in envs names the branch (e.g. GITHUB_HEAD_REF); pass it with --repo-head-branch (TRUNK_REPO_HEAD_BRANCH)";
@@ -156,10 +161,16 @@ function mapMeta(raw: Json): ParsedMeta {
   // values the user passed explicitly (use_uncloned_repo) win over CI, as in the CLI itself.
   const headBranch = text(repoJson['repo_head_branch']);
   const userGiven = repoJson['use_uncloned_repo'] === true || raw['use_uncloned_repo'] === true;
-  const branch = userGiven
+  const named = userGiven
     ? (normaliseBranch(headBranch) ?? ci.branch)
     : (ci.branch ?? normaliseBranch(headBranch));
+  // A pull request whose branch nobody named (analytics-cli on Azure Pipelines sends only the merge
+  // ref) is stored under pull/<n>, CircleCI's name for a fork's PR, rather than refused: the client
+  // treats a refused upload as a failed step, and the PR's results still stay together.
+  const pr = ci.prNumber ?? pullRequestOfRef(headBranch);
+  const branch = named ?? (pr === undefined ? undefined : `pull/${pr}`);
   if (branch === undefined) problems.push(NO_BRANCH);
+  else if (named === undefined) problems.push(prBranchUnknown(pr ?? 0));
   const version = raw['version'];
   if (version !== undefined && version !== '1')
     problems.push(`unknown meta.json version ${JSON.stringify(version)}`);
