@@ -66,6 +66,11 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Bearer token required by GET /metrics when set (MAINLINE_METRICS_TOKEN). */
   readonly metricsToken: string | undefined;
+  /**
+   * Merge queues given labels of their own on /metrics (when MAINLINE_METRICS_TOKEN is set); the rest
+   * are added up as _other (MAINLINE_METRICS_MAX_QUEUES).
+   */
+  readonly metricsMaxQueues: number;
   /** Seconds to wait for in-flight requests on SIGTERM before exiting anyway (MAINLINE_SHUTDOWN_TIMEOUT). */
   readonly shutdownTimeoutSeconds: number;
   /** Seconds a client has to send a whole request before it is cut off (MAINLINE_REQUEST_TIMEOUT). */
@@ -302,6 +307,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),
+    metricsMaxQueues: readInt(env, 'MAINLINE_METRICS_MAX_QUEUES', 100, 0, 100_000),
     shutdownTimeoutSeconds: readInt(env, 'MAINLINE_SHUTDOWN_TIMEOUT', 10, 0, 3600),
     requestTimeoutSeconds: readInt(env, 'MAINLINE_REQUEST_TIMEOUT', 300, 1, 86_400),
     webhookPollMs: readInt(env, 'MAINLINE_WEBHOOK_POLL_MS', 1000, 0, 3_600_000),

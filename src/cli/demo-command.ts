@@ -3,20 +3,9 @@ import type { Config } from '../config.ts';
 import { type Demo, DemoError, runDemo } from '../demo/demo.ts';
 import { formatSummary } from '../demo/summary.ts';
 import { CliError } from './client.ts';
+import { DEMO_USAGE } from './usage.ts';
 
 type Out = { log: (s: string) => void; err: (s: string) => void };
-
-export const DEMO_USAGE = `Usage: mainline demo [--port <n>] [--data-dir <dir>] [--exit] [--timeout <seconds>]
-
-Starts a server with a local git repository, opens five pull requests (clean, flaky, broken,
-conflicting), runs them through the merge queue with a built-in CI that uploads JUnit results,
-and prints what happened with curl commands to explore it. The server keeps running until Ctrl-C.
-
-  --port <n>          port on 127.0.0.1 (default 8080; 0 picks a free one)
-  --data-dir <dir>    an empty folder to keep the data in (default: a temporary folder, removed at the end)
-  --exit, --once      stop once the scenario is over: exit 0 if it ended as expected, 1 if not
-  --timeout <seconds> how long the scenario may take (default 90)
-  --log-level <level> the server's log level (default warn): fatal, error, warn, info, debug, trace, silent`;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -6,17 +6,6 @@ import { GitHubClient } from '../forge/github/client.ts';
 import { migrateToLatest } from '../store/migrate.ts';
 import { CliError } from './client.ts';
 
-export const GITHUB_USAGE = `  github connect --org <slug> --installation <id>
-                                 bind a GitHub App installation to an organization: the account it is
-                                 installed on (asked from GitHub) becomes that organization's
-  github grant --org <slug> --owner <login>
-                                 with a personal token: let the organization act on the GitHub user or
-                                 organization <login> (one organization per account)
-  github revoke --org <slug> --owner <login>
-                                 take the account away from the organization
-  github list [--org <slug>] [--json]
-                                 the accounts each organization may act on`;
-
 type Out = { log: (s: string) => void; err: (s: string) => void };
 
 /** `mainline github …`: forge grants, which only the operator (with database access) can change. */

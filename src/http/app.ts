@@ -233,7 +233,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       if (part === '$') request.body = wellFormed;
     }
   });
-  const metrics = new Metrics({ processMetrics: options.processMetrics ?? false, ingestGate });
+  const metrics = new Metrics({
+    processMetrics: options.processMetrics ?? false,
+    ingestGate,
+    // Repository and branch names are tenants' data: queues are named only behind the metrics token.
+    queues: { db: database.db, maxQueues: config.metricsToken === undefined ? 0 : config.metricsMaxQueues },
+  });
   registerIngestMetrics(metrics.registry, parsers);
   registerMetrics(app, metrics, config.metricsToken, { throttle: authThrottle, now });
   await registerOpenApi(app, config);

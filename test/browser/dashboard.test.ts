@@ -101,7 +101,7 @@ describe('the dashboard in a browser', () => {
   async function seedQueue(): Promise<void> {
     const created = await api('git/createRepository', { repo: REPO });
     const work = path.join(root, 'work');
-    execFileSync('git', ['clone', '-q', created.path, work], { env: gitEnv });
+    execFileSync('git', ['clone', '-q', created.path, work], { env: gitEnv, stdio: 'pipe' });
     git(work, 'checkout', '-q', '-b', 'main');
     fs.writeFileSync(path.join(work, 'README.md'), 'hello\n');
     git(work, 'add', '-A');

@@ -92,6 +92,12 @@ describe('mainline upload and mainline test against a real server', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/uploaded 2 files for github\.com\/acme\/web/);
     expect(res.stdout).toContain('18-web-test-runner-template-MALFORMED.xml: not ingested');
+    // Attempts (runs of tests) and failed tests are told apart in words (issue 24).
+    expect(res.stdout).toContain('\n4 test attempts: 2 passed, 2 failed, 0 skipped\n');
+    expect(res.stdout).toMatch(
+      /\n2 tests failed \(each counted once, by its last attempt\), \d of them quarantined:\n/,
+    );
+    expect(res.stdout).not.toContain('test case');
     expect(res.stdout).toMatch(/error at line \d+/);
     expect(res.stdout).toContain('FAILED');
     expect(res.stdout).toContain('python.test_sample.test_which_fails');

@@ -37,7 +37,7 @@ describe('plain-git repositories are kept apart per organization', () => {
     const pathB = (await t!.post('/v1/git/createRepository', { repo: REPO }, b)).json().path as string;
     expect(pathA).not.toBe(pathB);
     const work = path.join(root!, 'work');
-    execFileSync('git', ['clone', '-q', pathA, work], { env: gitEnv });
+    execFileSync('git', ['clone', '-q', pathA, work], { env: gitEnv, stdio: 'pipe' });
     git(work, 'checkout', '-q', '-b', 'secret');
     fs.writeFileSync(path.join(work, 'x.txt'), 'x\n');
     git(work, 'add', '.');
@@ -63,7 +63,7 @@ describe('plain-git repositories are kept apart per organization', () => {
     fs.mkdirSync(legacy, { recursive: true });
     git(legacy, 'init', '-q', '--bare', '--initial-branch=main');
     const work = path.join(root!, 'work');
-    execFileSync('git', ['clone', '-q', legacy, work], { env: gitEnv });
+    execFileSync('git', ['clone', '-q', legacy, work], { env: gitEnv, stdio: 'pipe' });
     git(work, 'checkout', '-q', '-b', 'main');
     fs.writeFileSync(path.join(work, 'README.md'), 'old\n');
     git(work, 'add', '.');

@@ -816,7 +816,8 @@ const EXEMPT: Record<string, string> = {
   'GET /v1/status': 'service status (Trunk’s shape), no token, no tenant data',
   'GET /healthz': 'liveness, no tenant data',
   'GET /readyz': 'readiness, no tenant data',
-  'GET /metrics': 'HTTP metrics by route template and status only; optionally behind MAINLINE_METRICS_TOKEN',
+  'GET /metrics':
+    'operator metrics: HTTP by route template and status; merge queues named (organization, repository, branch) only behind MAINLINE_METRICS_TOKEN, else added up',
   'GET /openapi.json': 'the API description',
   'GET /login': 'the sign-in form (a signed-in visitor is sent to their own organization)',
   'GET /assets/app.css': 'the dashboard’s stylesheet',

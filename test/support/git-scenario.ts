@@ -62,7 +62,8 @@ export class GitScenario {
     const created = await t.post('/v1/git/createRepository', { repo: REPO }, token);
     expect(created.statusCode).toBe(200);
     const work = path.join(root, 'work');
-    execFileSync('git', ['clone', '-q', created.json().path, work], { env: gitEnv() });
+    // -q does not silence git's "You appear to have cloned an empty repository" warning: stderr is piped.
+    execFileSync('git', ['clone', '-q', created.json().path, work], { env: gitEnv(), stdio: 'pipe' });
     scenario = new GitScenario(t, token, created.json().path, work, [root], clock);
     scenario.git('checkout', '-q', '-b', 'main');
     scenario.commit(files, 'Initial commit');

@@ -13,6 +13,7 @@ import { findQueueByIdForUpdate, insertActions, type QueueRow, saveQueueState } 
 import type { Tables } from '../../store/schema.ts';
 import type { Forge } from '../ports.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
+import { announceQueueStep } from './step-listeners.ts';
 
 /** A queue row with its state parsed. */
 export interface LoadedQueue {
@@ -54,7 +55,8 @@ function futureWake(state: QueueState, now: number): number | null {
  * was read: optimistic concurrency on `version`, retried on a lost race) and the actions it asked for,
  * in an outbox the runner carries out. Finished PRs and runs nothing refers to any more move from the
  * state to the archive (so the state stays the size of the live queue). All in one transaction, so a crash
- * loses neither; actions are idempotent, so repeating one after a crash is harmless.
+ * loses neither; actions are idempotent, so repeating one after a crash is harmless. Once committed,
+ * the step is announced to its listeners (step-listeners.ts: the metrics).
  */
 export async function applyEvent(
   db: Kysely<Tables>,
@@ -66,7 +68,8 @@ export async function applyEvent(
     const outcome = await db.transaction().execute(async (trx) => {
       const row = await findQueueByIdForUpdate(trx, queueId);
       if (row === undefined) throw new Error(`queue ${queueId} vanished`);
-      const stepped = step(loadState(row).state, event, now);
+      const before = loadState(row).state;
+      const stepped = step(before, event, now);
       const pruned = pruneHistory(stepped.state);
       const result = { state: pruned.state, actions: stepped.actions };
       const saved = await saveQueueState(trx, queueId, row.version, {
@@ -83,9 +86,13 @@ export async function applyEvent(
         result.actions.map((a) => JSON.stringify(a)),
         now,
       );
-      return result;
+      return { result, before, after: stepped.state };
     });
-    if (outcome !== undefined) return outcome;
+    if (outcome !== undefined) {
+      // After the commit: what listeners (the metrics) count has happened for good.
+      await announceQueueStep(db, { queueId, before: outcome.before, after: outcome.after, now });
+      return outcome.result;
+    }
   }
   throw new QueueConflictError(queueId);
 }

@@ -1,17 +1,27 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { IngestGate } from '../../app/ingest/gate.ts';
+import { QueueMetrics } from '../../app/queue/metrics.ts';
 import type { AuthThrottle } from '../../app/throttle.ts';
 import { AppError } from '../../domain/errors.ts';
+import type { Tables } from '../../store/schema.ts';
 
 /** Prometheus metrics of one server: a registry of its own, so several apps in one process never mix. */
 export class Metrics {
   readonly registry = new Registry();
   readonly requests: Counter<'method' | 'route' | 'status_code'>;
   readonly duration: Histogram<'method' | 'route'>;
+  /** The merge queues' metrics, when the app has a database whose queue steps they observe. */
+  readonly queues: QueueMetrics | undefined;
 
-  constructor(options: { processMetrics: boolean; ingestGate?: IngestGate }) {
+  constructor(options: {
+    processMetrics: boolean;
+    ingestGate?: IngestGate;
+    /** The database whose merge-queue steps are counted, and how many queues get labels of their own. */
+    queues?: { db: Kysely<Tables>; maxQueues: number };
+  }) {
     this.requests = new Counter({
       name: 'mainline_http_requests_total',
       help: 'HTTP requests answered, by route template and status code',
@@ -44,7 +54,16 @@ export class Metrics {
         },
       });
     }
+    this.queues =
+      options.queues === undefined
+        ? undefined
+        : new QueueMetrics(this.registry, options.queues.db, options.queues.maxQueues);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'mainline_' });
+  }
+
+  /** Stops observing (the app is closing). */
+  close(): void {
+    this.queues?.close();
   }
 }
 
@@ -65,6 +84,7 @@ export function registerMetrics(
   guard: { readonly throttle?: AuthThrottle | undefined; readonly now: () => number } = { now: Date.now },
 ): void {
   const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
+  app.addHook('onClose', async () => metrics.close());
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route };
