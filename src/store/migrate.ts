@@ -1,4 +1,5 @@
-import { type MigrationResult, Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
+import { type MigrationResult, Migrator } from 'kysely/migration';
 import type { Database } from '../db/database.ts';
 import { migrations } from './migrations/index.ts';
 

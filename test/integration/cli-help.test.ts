@@ -9,7 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/process.ts';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/mainline.mjs');
+// The sources (tsx), so the modules traced are src/ ones; bin/mainline.mjs runs the same code built.
+const BIN = path.resolve(import.meta.dirname, '../../scripts/mainline-ts.mjs');
 const COMMANDS = ['serve', 'migrate', 'token', 'github', 'upload', 'test', 'demo'];
 
 describe('mainline help', () => {

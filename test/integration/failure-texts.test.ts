@@ -1,7 +1,8 @@
 // Failure texts are stored once per distinct text (migration 0013): uploads failing the same way
 // share one row, the dashboard still shows each failure's text, the migration moves texts both
 // ways (retention deletes the texts no kept failure can have: retention.test.ts).
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recentFailures } from '../../src/store/dashboard.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';

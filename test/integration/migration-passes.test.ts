@@ -2,7 +2,8 @@
 // migration 0012 from there into upload_passes (a row per upload). Data written by the real upload
 // path is moved back (down, one migration at a time) and forward (up) again: the flaky-tests answers
 // must not change, and no attempt may be lost or doubled on the way.
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';

@@ -1,7 +1,7 @@
 // Every test has an ordinal of its own within its repository (migration 0011): 0, 1, 2, … in the
 // order the repository first saw its tests, kept for good, continued by later uploads, and given
 // to existing tests by the migration in first-seen order.
-import { Migrator } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';

@@ -2,7 +2,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/mainline.mjs');
+// The CLI from the TypeScript sources under test (bin/mainline.mjs runs the build in dist/).
+const BIN = path.resolve(import.meta.dirname, '../../scripts/mainline-ts.mjs');
 
 export interface CliResult {
   code: number;

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
 import { BundleCollector, type BundleSink, type SelectedFile, selectJunitFiles } from './collect.ts';
-import { type ByteDecoder, type ByteSink, createIdentityDecoder } from './decoder.ts';
+import { type ByteDecoder, type ByteSink, createIdentityDecoder, DecodeRefused } from './decoder.ts';
 import { type BundleSource, chunksAfter, detectFormat, type Head, openSource, readHead } from './source.ts';
 import { TarReader } from './tar.ts';
 import {
@@ -23,7 +23,7 @@ import {
   OK,
   type Verdict,
 } from './types.ts';
-import { createZstdDecoder } from './zstd.ts';
+import { createZstdStages } from './zstd.ts';
 
 /** What decodeBundle read from an accepted bundle (the JUnit files' bytes went to the sink). */
 export type DecodeOutcome =
@@ -76,9 +76,9 @@ export async function decodeBundle(
   const reader = new TarReader(collector);
   const sinkBytes = capTotal(resolved.maxTotalBytes, counter, (bytes) => reader.push(bytes));
   const decoded =
-    detected.format === 'tar+gzip'
-      ? await pumpGzip(head, iterator, sinkBytes)
-      : await pump(head, iterator, decoderFor(detected.format, resolved, sinkBytes));
+    detected.format === 'tar'
+      ? await pump(head, iterator, createIdentityDecoder(sinkBytes))
+      : await pumpDecompressed(head, iterator, sinkBytes, detected.format, resolved);
   if (!decoded.ok) return decoded;
   const ended = reader.end();
   return ended.ok ? finish(collector, detected.format) : ended;
@@ -145,23 +145,12 @@ function capTotal(max: number, counter: DecodeCounter, next: ByteSink): ByteSink
   };
 }
 
-function decoderFor(format: BundleFormat, limits: BundleLimits, sink: ByteSink): ByteDecoder {
-  return format === 'tar+zstd' ? createZstdDecoder(limits, sink) : createIdentityDecoder(sink);
-}
-
 async function pump(head: Head, iterator: AsyncIterator<unknown>, decoder: ByteDecoder): Promise<Verdict> {
   for await (const chunk of chunksAfter(head, iterator)) {
     const verdict = decoder.push(chunk);
     if (!verdict.ok) return verdict;
   }
   return decoder.end();
-}
-
-/** Thrown by the gzip consumer to stop the pipeline with a verdict. */
-class Refused extends Error {
-  constructor(readonly verdict: Failure) {
-    super(verdict.error);
-  }
 }
 
 /** Wraps errors of the source so they are not mistaken for gzip errors. */
@@ -175,23 +164,30 @@ async function* guarded(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8
   }
 }
 
-async function pumpGzip(head: Head, iterator: AsyncIterator<unknown>, sink: ByteSink): Promise<Verdict> {
+/** zstd (node:zlib, behind the frame header check of zstd.ts) or gzip, streamed into `sink`. */
+async function pumpDecompressed(
+  head: Head,
+  iterator: AsyncIterator<unknown>,
+  sink: ByteSink,
+  format: 'tar+zstd' | 'tar+gzip',
+  limits: BundleLimits,
+): Promise<Verdict> {
+  const source = guarded(chunksAfter(head, iterator));
+  const consume = async (output: AsyncIterable<Buffer>) => {
+    for await (const bytes of output) {
+      const verdict = sink(bytes);
+      if (!verdict.ok) throw new DecodeRefused(verdict);
+    }
+  };
   try {
-    await pipeline(
-      guarded(chunksAfter(head, iterator)),
-      createGunzip(),
-      async (output: AsyncIterable<Buffer>) => {
-        for await (const bytes of output) {
-          const verdict = sink(bytes);
-          if (!verdict.ok) throw new Refused(verdict);
-        }
-      },
-    );
-    return { ok: true };
+    if (format === 'tar+gzip') await pipeline(source, createGunzip(), consume);
+    else await pipeline(source, ...createZstdStages(limits), consume);
+    return OK;
   } catch (error) {
-    if (error instanceof Refused) return error.verdict;
+    if (error instanceof DecodeRefused) return error.verdict;
     if (error instanceof SourceFailed) throw error.cause;
-    return fail('corrupt', `corrupt gzip data: ${error instanceof Error ? error.message : String(error)}`);
+    const what = format === 'tar+gzip' ? 'gzip' : 'zstd';
+    return fail('corrupt', `corrupt ${what} data: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * A synchronous push parser for tar (POSIX ustar, pax `x`/`g` headers, GNU `L` long names, v7).
- * It never buffers entry data itself: the visitor decides per entry whether to receive it. We use
- * this instead of tar-stream's extract() because fzstd produces output inside a synchronous
- * callback, where tar-stream's asynchronous entry streams could not apply backpressure.
+ * It never buffers entry data itself: the visitor decides per entry whether to receive it. Each
+ * decoded piece is handled before the next is taken, so a refusal (a size or entry limit) stops
+ * decoding at once, with no asynchronous entry streams to drain as tar-stream's extract() has.
  */
 import { decodeTarHeader, isZeroBlock, type RawTarHeader } from './tar-header.ts';
 import { type Failure, fail, formatBytes, OK, type Verdict } from './types.ts';

@@ -16,9 +16,9 @@ export interface BundleLimits {
   /** Bytes of the CODEOWNERS entry; a larger one is skipped with a problem. */
   readonly maxCodeownersBytes: number;
   /**
-   * zstd window a frame may declare. fzstd allocates the window up front and slides it with a copy
-   * per 128 KiB block, so the window bounds both memory and time. 8 MiB covers zstd levels ≤ 19
-   * (the analytics CLI compresses at level 15, a 4 MiB window); `--long`/`--ultra` frames are refused.
+   * zstd window a frame may declare. The decoder allocates the window a frame declares, so this
+   * bounds its memory. 8 MiB covers zstd levels ≤ 19 (the analytics CLI compresses at level 15, a
+   * 4 MiB window); `--long`/`--ultra` frames are refused.
    */
   readonly maxWindowBytes: number;
   /**

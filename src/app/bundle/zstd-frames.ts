@@ -1,7 +1,8 @@
 /**
  * Walks the frame and block headers of a zstd stream (RFC 8878 §3.1) ahead of the decoder, so that
- * hostile headers are refused before fzstd acts on them: fzstd allocates whatever window a frame
- * declares (up to 2 GiB), does not support dictionaries, and buffers a block's declared size.
+ * hostile headers are refused, with a message saying why, before the decoder acts on them: a decoder
+ * allocates whatever window a frame declares (up to 2 GiB); dictionaries are not supported; a block
+ * may not declare more than the format's 128 KiB.
  * Block contents are skipped, not decoded.
  */
 import { fail, formatBytes, OK, type Verdict } from './types.ts';

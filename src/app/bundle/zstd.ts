@@ -1,42 +1,36 @@
 /**
- * Streaming zstd decoding with fzstd, guarded by ZstdFrameScanner. Output is handed to `out` block by
- * block (≤ 128 KiB each) as soon as it is decoded; when `out` refuses, decoding stops at once.
+ * Streaming zstd decoding with node:zlib's zstd (Node ≥ 22.15), guarded by ZstdFrameScanner: each
+ * chunk's frame and block headers are checked before the decoder sees that chunk, and the decoder
+ * itself refuses a window above the limit (ZSTD_d_windowLogMax), a second bound on its memory.
+ * Decoded bytes come in pieces of at most ZSTD_OUTPUT_CHUNK (decode-protocol.ts counts on that).
  */
-import { Decompress } from 'fzstd';
-import type { ByteDecoder, ByteSink } from './decoder.ts';
-import { fail, OK, type Verdict } from './types.ts';
+import { Transform } from 'node:stream';
+import { constants, createZstdDecompress, type ZstdDecompress } from 'node:zlib';
+import { DecodeRefused } from './decoder.ts';
 import { type FrameLimits, ZstdFrameScanner } from './zstd-frames.ts';
 
-/** Thrown inside fzstd's callback only to unwind it; never leaves this module. */
-class StopDecoding extends Error {}
+export const ZSTD_OUTPUT_CHUNK = 128 * 1024;
 
-export function createZstdDecoder(limits: FrameLimits, out: ByteSink): ByteDecoder {
+/** The two stages of a zstd decoding pipeline: the header check, then the decoder. */
+export function createZstdStages(limits: FrameLimits): [Transform, ZstdDecompress] {
   const scanner = new ZstdFrameScanner(limits);
-  let refusal: Verdict = OK;
-  const decompress = new Decompress((data) => {
-    if (data.length === 0) return;
-    refusal = out(data);
-    if (!refusal.ok) throw new StopDecoding();
-  });
-
-  const run = (action: () => void): Verdict => {
-    try {
-      action();
-      return OK;
-    } catch (error) {
-      if (error instanceof StopDecoding) return refusal;
-      return fail('corrupt', `corrupt zstd data: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  };
-
-  return {
-    push(chunk) {
+  const check = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
       const scanned = scanner.scan(chunk);
-      return scanned.ok ? run(() => decompress.push(chunk)) : scanned;
+      if (scanned.ok) done(null, chunk);
+      else done(new DecodeRefused(scanned));
     },
-    end() {
+    flush(done) {
       const scanned = scanner.end();
-      return scanned.ok ? run(() => decompress.push(new Uint8Array(0), true)) : scanned;
+      done(scanned.ok ? null : new DecodeRefused(scanned));
     },
-  };
+  });
+  // Rounded up, so the scanner's exact limit (a window may be 2^n plus eighths of it) stays the one
+  // a user meets; the decoder's is the backstop at less than twice it.
+  const windowLog = Math.min(31, Math.max(10, Math.ceil(Math.log2(limits.maxWindowBytes))));
+  const decoder = createZstdDecompress({
+    chunkSize: ZSTD_OUTPUT_CHUNK,
+    params: { [constants.ZSTD_d_windowLogMax]: windowLog },
+  });
+  return [check, decoder];
 }

@@ -1,6 +1,13 @@
-// Entry of a parser thread: compiles the TypeScript sources on load, as bin/mainline.mjs does
-// (a worker thread does not inherit the loader registered by its parent).
-import { register } from 'tsx/esm/api';
+// Entry of a parser thread. Built (dist/): loads the compiled parse-worker.js, no compiler involved.
+// From the TypeScript sources (tests, `node --import tsx`): a worker thread does not inherit its
+// parent's loader, so it registers tsx (a dev dependency) before loading parse-worker.ts.
+import { existsSync } from 'node:fs';
 
-register();
-await import('./parse-worker.ts');
+const built = new URL('./parse-worker.js', import.meta.url);
+if (existsSync(built)) {
+  await import(built.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./parse-worker.ts');
+}

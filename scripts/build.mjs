@@ -1,0 +1,69 @@
+// Compiles src/ into dist/ (tsc -p tsconfig.build.json: `.ts` imports become `.js`) and copies what tsc
+// does not emit: the plain JavaScript thread entries (*.mjs) and assets (*.css). bin/mainline.mjs and
+// the worker threads run dist/, so nothing compiles TypeScript at run time.
+//   node scripts/build.mjs             always builds
+//   node scripts/build.mjs --if-stale  builds only when a file under src/ (or a tsconfig, package.json)
+//                                      is newer than the last build (npm start, npm install's prepare)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const src = path.join(root, 'src');
+const dist = path.join(root, 'dist');
+const stamp = path.join(dist, '.built');
+const COPIED = /\.(mjs|css)$/;
+
+function newestInput() {
+  let newest = 0;
+  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.mjs']) {
+    newest = Math.max(newest, fs.statSync(path.join(root, file)).mtimeMs);
+  }
+  for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile())
+      newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+const builtAt = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
+if (process.argv.includes('--if-stale') && builtAt > 0 && builtAt >= newestInput()) process.exit(0);
+
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch {
+  // An install without dev dependencies (npm ci --omit=dev) has no compiler: keep the build it has.
+  if (builtAt > 0) {
+    console.warn(
+      'mainline build: typescript is not installed (dev dependencies omitted); keeping dist/ as it is',
+    );
+    process.exit(0);
+  }
+  console.error(
+    'mainline build: dist/ is missing and typescript is not installed. Run `npm install` (with dev ' +
+      'dependencies) and `npm run build`, or install the packed tarball (npm pack), which carries dist/.',
+  );
+  process.exit(1);
+}
+
+const started = performance.now();
+fs.rmSync(dist, { recursive: true, force: true });
+const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], {
+  cwd: root,
+  stdio: 'inherit',
+});
+if (result.status !== 0) {
+  console.error('mainline build: tsc failed; dist/ is incomplete');
+  process.exit(result.status ?? 1);
+}
+for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !COPIED.test(entry.name)) continue;
+  const from = path.join(entry.parentPath, entry.name);
+  const to = path.join(dist, path.relative(src, from));
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  fs.copyFileSync(from, to);
+}
+fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+console.log(`mainline build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`);
