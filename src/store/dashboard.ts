@@ -1,6 +1,5 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { chunked, type Queryable } from './db.ts';
-import { passesOf, passUploadsSince } from './passes.ts';
 import type { DashboardRepoDaysTable } from './schema.ts';
 
 /** The dashboard's reads (and its one cache table). Every query here is indexed; see docs/dashboard.md. */
@@ -206,57 +205,6 @@ export async function listIds(
   else query = query.orderBy('prs_impacted_7d', 'desc').orderBy('name').orderBy('id');
   if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
   return (await query.execute()).map((r) => r.id);
-}
-
-export interface DailyOutcomeRow {
-  /** Day index from the `since` day start. */
-  day: number;
-  passed: number;
-  failed: number;
-  /** Failures while the test was quarantined (they did not fail CI). */
-  quarantined: number;
-  skipped: number;
-}
-
-/**
- * One test's attempts per UTC day since `since` (a day start): failed and skipped ones by the
- * (test_case_id, at) key of test_results, passes from the repository's uploads since then.
- */
-export async function dailyOutcomes(
-  db: Queryable,
-  test: { id: string; repo_id: string; ordinal: number },
-  since: number,
-): Promise<DailyOutcomeRow[]> {
-  const { rows } = await sql<Record<keyof DailyOutcomeRow, number | string | null>>`select day,
-      sum(failed) as failed, sum(quarantined) as quarantined, sum(skipped) as skipped
-    from (
-      select cast((at - ${since}) / ${DAY_MS} as integer) as day,
-        case when outcome = 'failed' and quarantined = 0 then 1 else 0 end as failed,
-        case when outcome = 'failed' and quarantined = 1 then 1 else 0 end as quarantined,
-        case when outcome = 'skipped' then 1 else 0 end as skipped
-      from test_results where test_case_id = ${test.id} and at >= ${since}
-    ) a
-    group by day`.execute(db);
-  const days = new Map<number, DailyOutcomeRow>();
-  const day = (d: number) => {
-    let row = days.get(d);
-    if (row === undefined) {
-      row = { day: d, passed: 0, failed: 0, quarantined: 0, skipped: 0 };
-      days.set(d, row);
-    }
-    return row;
-  };
-  for (const r of rows) {
-    const row = day(Number(r.day));
-    row.failed = Number(r.failed ?? 0);
-    row.quarantined = Number(r.quarantined ?? 0);
-    row.skipped = Number(r.skipped ?? 0);
-  }
-  const uploads = await passUploadsSince(db, test.repo_id, since);
-  for (const pass of await passesOf(db, [test], uploads, (at) => at >= since)) {
-    day(Math.floor((pass.at - since) / DAY_MS)).passed++;
-  }
-  return [...days.values()].sort((a, b) => a.day - b.day);
 }
 
 export interface FailureSampleRow {

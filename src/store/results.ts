@@ -6,12 +6,11 @@ import type { PassList } from './pass-codec.ts';
 import {
   insertUploadPasses,
   type OrdinalOf,
-  ordinalsOf,
-  passCounts,
   passesOf,
   passUploadsOfCommits,
   passUploadsSince,
 } from './passes.ts';
+import { addUploadRollups } from './rollups.ts';
 import type { TestResultsTable } from './schema.ts';
 
 /** A failed or skipped attempt. */
@@ -20,7 +19,7 @@ export type NewResult = Insertable<TestResultsTable>;
 /**
  * Stores an upload's attempts: failed and skipped ones in `test_results` with their failure texts in
  * `failure_texts` (by hash, the ones not stored yet), passes as one row of `upload_passes` (their
- * tests' ordinals and times, store/passes.ts).
+ * tests' ordinals and times, store/passes.ts); and adds them all to the rollups (store/rollups.ts).
  */
 export async function insertAttempts(
   db: Queryable,
@@ -29,15 +28,23 @@ export async function insertAttempts(
     results: readonly NewResult[];
     texts: ReadonlyMap<string, string>;
     passes: PassList;
+    /** The upload's tests with their ordinals (for the rollups). */
+    rows: readonly { readonly id: string; readonly ordinal: number }[];
   },
 ): Promise<void> {
   await storeFailureTexts(db, attempts.texts, upload.createdAt);
   await insertMany(db, 'test_results', attempts.results);
-  await insertUploadPasses(db, {
-    blobId: randomUUID(),
-    uploadId: upload.id,
-    repoId: upload.repoId,
-    passes: attempts.passes.encode(),
+  const passes = attempts.passes.encode();
+  await insertUploadPasses(db, { blobId: randomUUID(), uploadId: upload.id, repoId: upload.repoId, passes });
+  const ordinals = new Map(attempts.rows.map((r) => [r.id, r.ordinal] as const));
+  await addUploadRollups(db, upload.repoId, {
+    results: attempts.results,
+    passes,
+    ordinalOf: (id) => {
+      const ordinal = ordinals.get(id);
+      if (ordinal === undefined) throw new Error(`test ${id} of the upload has no ordinal`);
+      return ordinal;
+    },
   });
 }
 
@@ -201,120 +208,6 @@ export async function prsImpacted(
     for (const r of rows) counts.set(r.test_case_id, Number(r.n));
   }
   return counts;
-}
-
-/** Attempts that ran (passed or failed) and failed, per test, since each of two times. */
-export interface RunCounts {
-  ran: number;
-  failed: number;
-}
-
-/**
- * For each test: its attempts that ran and failed since `since` and since `recent` (≥ since), read
- * for all the tests at once: failures by one grouped query (by test_results' (test_case_id, at) key),
- * passes from the uploads since `since` (store/passes.ts). Tests without attempts are absent.
- */
-export async function attemptCountsOf(
-  db: Queryable,
-  testIds: readonly string[],
-  since: number,
-  recent: number,
-): Promise<Map<string, { since: RunCounts; recent: RunCounts }>> {
-  const out = new Map<string, { since: RunCounts; recent: RunCounts }>();
-  const entry = (id: string) => {
-    let e = out.get(id);
-    if (e === undefined) {
-      e = { since: { ran: 0, failed: 0 }, recent: { ran: 0, failed: 0 } };
-      out.set(id, e);
-    }
-    return e;
-  };
-  for (const part of keyChunks(db, testIds, 400)) {
-    const { rows } = await sql<{ id: string; n: number; r: number }>`
-      select test_case_id as id, count(*) as n, sum(case when at >= ${recent} then 1 else 0 end) as r
-      from test_results
-      where test_case_id in (${sql.join(part)}) and at >= ${since} and outcome = 'failed'
-      group by test_case_id`.execute(db);
-    for (const row of rows) {
-      const e = entry(row.id);
-      const n = Number(row.n);
-      const r = Number(row.r ?? 0);
-      e.since.ran += n;
-      e.recent.ran += r;
-      e.since.failed += n;
-      e.recent.failed += r;
-    }
-  }
-  // Passes count as run only.
-  const byRepo = new Map<string, OrdinalOf[]>();
-  for (const t of await ordinalsOf(db, testIds)) {
-    const list = byRepo.get(t.repoId);
-    if (list === undefined) byRepo.set(t.repoId, [t]);
-    else list.push(t);
-  }
-  for (const [repoId, tests] of byRepo) {
-    for (const [id, [n = 0, r = 0]] of await passCounts(db, repoId, tests, [since, recent])) {
-      const e = entry(id);
-      e.since.ran += n;
-      e.recent.ran += r;
-    }
-  }
-  return out;
-}
-
-export interface FailureGroupRow {
-  fingerprint: string;
-  summary: string;
-  occurrences: number;
-  last_at: number;
-}
-
-/**
- * Each test's failures since `since`, grouped by fingerprint, most frequent first (then the most
- * recent, then by fingerprint), at most `limit` groups per test; read for all the tests at once.
- */
-export async function failureGroupsOf(
-  db: Queryable,
-  testIds: readonly string[],
-  since: number,
-  limit: number,
-): Promise<Map<string, FailureGroupRow[]>> {
-  const out = new Map<string, FailureGroupRow[]>();
-  for (const part of keyChunks(db, testIds, 400)) {
-    const { rows } = await sql<{
-      id: string;
-      fingerprint: string | null;
-      summary: string | null;
-      occurrences: number;
-      last_at: number;
-    }>`
-      select test_case_id as id, failure_fingerprint as fingerprint, min(failure_summary) as summary,
-        count(*) as occurrences, max(at) as last_at
-      from test_results
-      where test_case_id in (${sql.join(part)}) and outcome = 'failed' and at >= ${since}
-      group by test_case_id, failure_fingerprint`.execute(db);
-    for (const r of rows) {
-      const group = {
-        fingerprint: r.fingerprint ?? '',
-        summary: r.summary ?? '',
-        occurrences: Number(r.occurrences),
-        last_at: Number(r.last_at),
-      };
-      const groups = out.get(r.id);
-      if (groups === undefined) out.set(r.id, [group]);
-      else groups.push(group);
-    }
-  }
-  for (const [id, groups] of out) {
-    groups.sort(
-      (a, b) =>
-        b.occurrences - a.occurrences ||
-        b.last_at - a.last_at ||
-        (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
-    );
-    out.set(id, groups.slice(0, limit));
-  }
-  return out;
 }
 
 /** Serializes writers of one repository's test health across replicas (PostgreSQL); SQLite has one writer anyway. */

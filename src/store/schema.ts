@@ -403,6 +403,35 @@ export interface DashboardRepoDaysTable {
   computed_at: number;
 }
 
+/**
+ * Test-health rollups (migration 0018, store/rollups.ts): one test's attempts in one UTC hour, written
+ * in the ingest transaction and taken back out when retention deletes an upload. `hour` is the hour's
+ * start / 3,600,000; `ordinal` the test's `test_cases.ordinal`.
+ */
+export interface TestRunHoursTable {
+  repo_id: string;
+  hour: number;
+  ordinal: number;
+  passed: number;
+  /** Failed attempts, quarantined or not; `failed_quarantined`: those of a test quarantined when stored. */
+  failed: number;
+  failed_quarantined: number;
+  skipped: number;
+}
+
+/** One test's failures with one fingerprint ('' for none) in one UTC hour (migration 0018). */
+export interface TestFailureHoursTable {
+  repo_id: string;
+  ordinal: number;
+  hour: number;
+  fingerprint: string;
+  failures: number;
+  /** The latest failure's time (epoch ms). */
+  last_at: number;
+  /** The least of the failures' summaries (as the database orders text), null if none had one. */
+  summary: string | null;
+}
+
 export interface Tables {
   dashboard_repo_days: DashboardRepoDaysTable;
   github_deliveries: GitHubDeliveriesTable;
@@ -426,6 +455,8 @@ export interface Tables {
   failure_texts: FailureTextsTable;
   upload_passes: UploadPassesTable;
   test_case_events: TestCaseEventsTable;
+  test_run_hours: TestRunHoursTable;
+  test_failure_hours: TestFailureHoursTable;
   list_snapshots: ListSnapshotsTable;
   list_snapshot_rows: ListSnapshotRowsTable;
   bundle_uploads: BundleUploadsTable;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { chunked, type Queryable } from './db.ts';
+import { failingInWindow } from './rollups.ts';
 import type { TestCaseRow } from './test-cases.ts';
 
 /** Trunk's default order of unhealthy tests: PRs impacted (most first), then name, then id. */
@@ -20,6 +21,8 @@ export const RECORD_COLUMNS = [
   'prs_impacted_7d',
   'quarantined',
   'ticket_url',
+  // Not shown: where the test's rollups are (store/rollups.ts).
+  'ordinal',
 ] as const;
 export type RecordRow = Pick<TestCaseRow, (typeof RECORD_COLUMNS)[number]>;
 
@@ -134,12 +137,11 @@ export function listQuarantined(
   return query.orderBy('name', order).orderBy('id', order).limit(limit).execute();
 }
 
-/** Tests with a failure in [start, end), most failures first. */
-const FAILING = (repoId: string, start: number, end: number) => sql`
-  select r.test_case_id as id, count(*) as failures, min(t.name) as name
-  from test_results r join test_cases t on t.id = r.test_case_id
-  where r.repo_id = ${repoId} and r.outcome = 'failed' and r.at >= ${start} and r.at < ${end}
-  group by r.test_case_id`;
+/**
+ * Tests with a failure in the hours overlapping [start, end), and their failures: from the failure
+ * rollups (store/rollups.ts), never the results.
+ */
+const FAILING = failingInWindow;
 
 export async function countFailing(
   db: Queryable,

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Queryable } from './db.ts';
 import { deleteUploadPasses } from './passes.ts';
+import { refreshFailureHours, removeUploadRollups } from './rollups.ts';
 import type { UploadsTable } from './schema.ts';
 
 export type UploadRow = Selectable<UploadsTable>;
@@ -43,11 +44,14 @@ export async function uploadsCreatedBefore(
 
 /**
  * Deletes an upload and its attempts (passes and failed or skipped results, by their upload
- * indexes). Returns the attempts deleted. Its tests stay, with their status and history.
+ * indexes), taking them out of the rollups. Returns the attempts deleted. Its tests stay, with their status and history.
  */
 export async function deleteUploadWithAttempts(db: Queryable, id: string): Promise<number> {
+  // Its attempts leave the rollups with it (store/rollups.ts).
+  const rollups = await removeUploadRollups(db, id);
   const passes = await deleteUploadPasses(db, id);
   const results = await db.deleteFrom('test_results').where('upload_id', '=', id).executeTakeFirst();
   await db.deleteFrom('uploads').where('id', '=', id).execute();
+  if (rollups !== undefined) await refreshFailureHours(db, rollups.repoId, rollups.failed);
   return passes + Number(results.numDeletedRows);
 }

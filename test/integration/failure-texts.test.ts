@@ -85,6 +85,7 @@ describe('failure texts', () => {
       '0015_failure_text_use',
       '0016_forge_grants',
       '0017_queue_labels',
+      '0018_test_rollups',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

@@ -110,6 +110,7 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0015_failure_text_use',
       '0016_forge_grants',
       '0017_queue_labels',
+      '0018_test_rollups',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);

@@ -103,6 +103,7 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0018_test_rollups',
       '0017_queue_labels',
       '0016_forge_grants',
       '0015_failure_text_use',
@@ -120,6 +121,7 @@ describe('test ordinals', () => {
       '0015_failure_text_use',
       '0016_forge_grants',
       '0017_queue_labels',
+      '0018_test_rollups',
     ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]

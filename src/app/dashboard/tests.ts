@@ -1,7 +1,5 @@
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
 import {
-  type DailyOutcomeRow,
-  dailyOutcomes,
   type FailureSampleRow,
   healthCounts,
   listIds,
@@ -14,7 +12,7 @@ import {
 import { listEvents, type TestCaseEventRow } from '../../store/events.ts';
 import { listQueues } from '../../store/queues.ts';
 import { findReposByOwnerAndName } from '../../store/repos.ts';
-import { attemptCountsOf, failureGroupsOf } from '../../store/results.ts';
+import { type DailyOutcomeRow, dailyOutcomesOf, failureGroupsOf, runCountsOf } from '../../store/rollups.ts';
 import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findTest } from '../health/read.ts';
@@ -111,14 +109,26 @@ export async function testPage(
   const repository = await findRepository(ctx.db, caller, ref);
   const test = await findTest(ctx, repository, testId.toLowerCase());
   const now = ctx.now();
-  const counts = (await attemptCountsOf(ctx.db, [test.id], now - 7 * DAY_MS, now - 24 * HOUR_MS)).get(
-    test.id,
-  );
+  // Rates and failure groups from the rollups, as get-test-details reads them (health/read.ts).
+  const counts = (
+    await runCountsOf(ctx.db, repository.id, [test.ordinal], {
+      since: now - 7 * DAY_MS,
+      recent: now - 24 * HOUR_MS,
+      now,
+    })
+  ).get(test.ordinal);
   const failureRate24h = counts?.recent ?? { ran: 0, failed: 0 };
   const failureRate7d = counts?.since ?? { ran: 0, failed: 0 };
   const groups =
-    (await failureGroupsOf(ctx.db, [test.id], now - FAILURE_WINDOW_MS, FAILURE_GROUPS_SHOWN)).get(test.id) ??
-    [];
+    (
+      await failureGroupsOf(
+        ctx.db,
+        repository.id,
+        [test.ordinal],
+        now - FAILURE_WINDOW_MS,
+        FAILURE_GROUPS_SHOWN,
+      )
+    ).get(test.ordinal) ?? [];
   const failures: FailureGroup[] = [];
   for (const g of groups) {
     failures.push({
@@ -135,7 +145,9 @@ export async function testPage(
     });
   }
   const first = dayStart(now) - (CHART_DAYS - 1) * DAY_MS;
-  const byDay = new Map((await dailyOutcomes(ctx.db, test, first)).map((d) => [d.day, d]));
+  const byDay = new Map(
+    (await dailyOutcomesOf(ctx.db, repository.id, test.ordinal, first, CHART_DAYS)).map((d) => [d.day, d]),
+  );
   const daily = Array.from({ length: CHART_DAYS }, (_, day) => ({
     day,
     start: first + day * DAY_MS,

@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
 import { healthVersion } from '../../store/repos.ts';
-import { attemptCountsOf, failureGroupsOf, type RunCounts } from '../../store/results.ts';
+import { failureGroupsOf, type RunCounts, runCountsOf } from '../../store/rollups.ts';
 import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import * as lists from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -43,25 +43,33 @@ function rate(counts: RunCounts | undefined): number {
   return counts === undefined || counts.ran === 0 ? 0 : counts.failed / counts.ran;
 }
 
-/** The detailed record: the unhealthy record plus failure rates and the most common failures, read live. */
+/** The detailed record: the unhealthy record plus failure rates and the most common failures (rollups). */
 export async function detailedRecord(ctx: AppContext, row: lists.RecordRow, links: LinkBase) {
-  const [record] = await detailedRecords(ctx, [row], recordLinks(links));
+  const [record] = await detailedRecords(ctx, links.repository.id, [row], recordLinks(links));
   return record as NonNullable<typeof record>;
 }
 
-/** Detailed records of a page of tests: their rates and failure groups read for the whole page at once. */
-async function detailedRecords(ctx: AppContext, rows: readonly lists.RecordRow[], links: RecordLinks) {
+/**
+ * Detailed records of a page of tests: their rates and failure groups read from the rollups for the
+ * whole page at once (store/rollups.ts; windows are whole hours, the first one holding the window's start).
+ */
+async function detailedRecords(
+  ctx: AppContext,
+  repoId: string,
+  rows: readonly lists.RecordRow[],
+  links: RecordLinks,
+) {
   const now = ctx.now();
-  const ids = rows.map((r) => r.id);
+  const ordinals = rows.map((r) => r.ordinal);
   const [counts, groups] = await Promise.all([
-    attemptCountsOf(ctx.db, ids, now - 7 * DAY_MS, now - 24 * HOUR_MS),
-    failureGroupsOf(ctx.db, ids, now - FAILURE_GROUP_WINDOW_MS, FAILURE_GROUPS_SHOWN),
+    runCountsOf(ctx.db, repoId, ordinals, { since: now - 7 * DAY_MS, recent: now - 24 * HOUR_MS, now }),
+    failureGroupsOf(ctx.db, repoId, ordinals, now - FAILURE_GROUP_WINDOW_MS, FAILURE_GROUPS_SHOWN),
   ]);
   return rows.map((row) => {
-    const rates = counts.get(row.id);
+    const rates = counts.get(row.ordinal);
     return {
       ...unhealthyRecord(row, links),
-      most_common_failures: (groups.get(row.id) ?? []).map((g) => ({
+      most_common_failures: (groups.get(row.ordinal) ?? []).map((g) => ({
         summary: g.summary,
         occurrence_count: g.occurrences,
         last_occurrence: new Date(g.last_at).toISOString(),
@@ -233,5 +241,5 @@ export async function listFailingTests(
     },
     ctx.now(),
   );
-  return { tests: await detailedRecords(ctx, rows, recordLinks(links)), page };
+  return { tests: await detailedRecords(ctx, repository.id, rows, recordLinks(links)), page };
 }
