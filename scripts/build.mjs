@@ -4,10 +4,14 @@
 //   node scripts/build.mjs             always builds
 //   node scripts/build.mjs --if-stale  builds only when a file under src/ (or a tsconfig, package.json)
 //                                      is newer than the last build (npm start, npm install's prepare)
+// It also bundles the client commands alone into dist/mainline-upload.mjs (scripts/bundle-uploader.mjs);
+// `npm run build` (without --if-stale) also refreshes the committed copy packages/uploader/mainline-upload.mjs
+// that the mainline-upload package and action.yml use. Builds run by npm install/start never touch it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { makeUploader, UPLOADER_COPY } from './bundle-uploader.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
@@ -17,7 +21,13 @@ const COPIED = /\.(mjs|css)$/;
 
 function newestInput() {
   let newest = 0;
-  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.mjs']) {
+  for (const file of [
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'package.json',
+    'scripts/build.mjs',
+    'packages/uploader/package.json',
+  ]) {
     newest = Math.max(newest, fs.statSync(path.join(root, file)).mtimeMs);
   }
   for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
@@ -64,6 +74,17 @@ for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true }
   const to = path.join(dist, path.relative(src, from));
   fs.mkdirSync(path.dirname(to), { recursive: true });
   fs.copyFileSync(from, to);
+}
+const uploader = await makeUploader();
+if (uploader === undefined) {
+  console.warn('mainline build: esbuild is not installed; dist/mainline-upload.mjs not made');
+} else {
+  fs.writeFileSync(path.join(dist, 'mainline-upload.mjs'), uploader, { mode: 0o755 });
+  const committed = fs.existsSync(UPLOADER_COPY) ? fs.readFileSync(UPLOADER_COPY, 'utf8') : '';
+  if (!process.argv.includes('--if-stale') && committed !== uploader) {
+    fs.writeFileSync(UPLOADER_COPY, uploader, { mode: 0o755 });
+    console.log(`mainline build: updated ${path.relative(root, UPLOADER_COPY)} (commit it with src/cli)`);
+  }
 }
 fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
 console.log(`mainline build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`);

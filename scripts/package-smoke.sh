@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The package as a user gets it: `npm pack`, install the tarball into an empty folder without dev
 # dependencies, then run the installed `mainline serve` on a loopback port and `mainline upload` of a
-# JUnit report against it. Prints the install's time and size. Used by .ci/run; runs on its own too:
+# JUnit report against it. Then the same for the uploader alone: `npm pack` of packages/uploader (the
+# committed single-file mainline-upload.mjs), installed into another empty folder, where it must bring no
+# dependency, answer --help and upload a report to that server. Prints each install's time and size.
+# Used by .ci/run; runs on its own too:
 #   bash scripts/package-smoke.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,4 +51,23 @@ curl -fsS "http://127.0.0.1:$port/healthz"; echo
 "$bin" upload --url "http://127.0.0.1:$port" --org smoke --token "$token" \
   --junit "$root/test/fixtures/junit/01-trunk-analytics-cli-googletest-fail.xml" \
   --repo github.com/example/smoke --branch main --sha 0123456789abcdef0123456789abcdef01234567
+
+# The uploader package: one file, no dependencies.
+uploader_tarball=$(cd "$root/packages/uploader" && npm pack --silent --pack-destination "$work" | tail -n1)
+echo "packed $uploader_tarball ($(du -k "$work/$uploader_tarball" | cut -f1) KiB)"
+mkdir -p "$work/ci"
+cd "$work/ci"
+echo '{ "name": "mainline-upload-smoke", "private": true }' > package.json
+start=$EPOCHREALTIME
+npm install --no-audit --no-fund --loglevel=error "$work/$uploader_tarball" > "$work/install-uploader.log" 2>&1 \
+  || { cat "$work/install-uploader.log"; exit 1; }
+elapsed=$(node -p "($EPOCHREALTIME - $start).toFixed(1)")
+packages=$(npm ls --all --parseable 2>/dev/null | tail -n +2 | wc -l)
+echo "installed mainline-upload in $elapsed s: $(du -sk node_modules | cut -f1) KiB in node_modules, $packages package(s)"
+[ "$packages" -eq 1 ] || { npm ls --all; echo "mainline-upload must have no dependencies"; exit 1; }
+upload_bin=$work/ci/node_modules/.bin/mainline-upload
+"$upload_bin" --help > /dev/null
+"$upload_bin" upload --url "http://127.0.0.1:$port" --org smoke --token "$token" \
+  --junit "$root/test/fixtures/junit/09-pytest-single-line.xml" \
+  --repo github.com/example/smoke --branch main --sha 89abcdef0123456789abcdef0123456789abcdef
 echo "package smoke test passed"
