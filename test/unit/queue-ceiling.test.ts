@@ -1,0 +1,69 @@
+// Issue 26: the throughput ceilings of the merge-queue bench (bench/queue-ideal.ts) checked against the
+// idealised queue (same file): the queue policy the engine claims, with zero overhead, on the random model
+// of bench/queue-ci.ts with a fixed CI time (jitter 0, which the derivations assume). Each check runs fixed
+// seeds and allows 4 standard errors of the mean over those seeds; it is a check of the formulas, not a
+// timing test. No Trunk client is involved.
+import { describe, expect, it } from 'vitest';
+import {
+  bisectionOutcomes,
+  estimateIdeal,
+  type IdealModel,
+  idealCeiling,
+  policyFor,
+} from '../../bench/queue-ideal.ts';
+import { DEFAULT_SCENARIOS } from '../../bench/queue-sim.ts';
+
+const model = (flakeRate: number): IdealModel => ({
+  durationMinutes: 30,
+  jitter: 0,
+  failureRate: 0.05,
+  flakeRate,
+});
+
+describe('merge-queue ceilings against the idealised queue (T = 30 min, p = 5%)', () => {
+  for (const scenario of DEFAULT_SCENARIOS) {
+    it(`${scenario.label}: the derived ceiling is what the idealised queue merges`, () => {
+      const policy = policyFor(scenario);
+      // 20 seeds of 1000 simulated hours (400 for the wide windows, which vary less per hour).
+      const hours = scenario.concurrency >= 20 ? 400 : 1000;
+      for (const f of [0, 0.05, 0.15]) {
+        const ceiling = idealCeiling(policy, model(f)).perHour;
+        const sim = estimateIdeal(policy, model(f), { seed: 7001, seeds: 20, hours });
+        const where = `${scenario.id} f=${f}: ceiling ${ceiling.toFixed(3)}, ideal ${sim.mergedPerHour.toFixed(3)} ± ${sim.stdError.toFixed(3)}`;
+        // The sample must be able to tell a wrong formula: its standard error under 1% of the ceiling.
+        expect(sim.stdError / ceiling, where).toBeLessThan(0.01);
+        expect(Math.abs(sim.mergedPerHour - ceiling), where).toBeLessThanOrEqual(4 * sim.stdError);
+      }
+    }, 120_000);
+  }
+
+  it('refutes the old combined bound C·B·(1−q)^B/T for batching 4 with concurrency 5', () => {
+    const scenario = DEFAULT_SCENARIOS.find((s) => s.batchSize === 4 && s.concurrency === 5);
+    expect(scenario).toBeDefined();
+    const policy = policyFor(scenario!);
+    const old = (5 * 4 * (1 - 0.05) ** 4) / 0.5;
+    const sim = estimateIdeal(policy, model(0), { seed: 7001, seeds: 16, hours: 400 });
+    // Even with zero overhead the policy merges about a third of what that bound promised.
+    expect(sim.mergedPerHour).toBeLessThan(old / 2);
+    expect(idealCeiling(policy, model(0)).perHour).toBeLessThan(old / 2);
+  }, 60_000);
+});
+
+describe('bisection of a failed batch of 4 (bisection_skip_redundant_tests)', () => {
+  it('last PR bad: the left half passes, the right half is inferred, its left PR passes alone', () => {
+    const [o, ...more] = bisectionOutcomes([false, false, false, true], 0, 2);
+    expect(more).toEqual([]);
+    expect(o).toEqual({ prob: 1, merged: 2, rounds: 2, retested: 1, wronglyEjected: 0 });
+  });
+
+  it('first PR bad: three rounds, nothing proven at the head, the three good PRs are retested', () => {
+    const [o] = bisectionOutcomes([true, false, false, false], 0, 2);
+    expect(o).toEqual({ prob: 1, merged: 0, rounds: 3, retested: 3, wronglyEjected: 0 });
+  });
+
+  it('a flaky failure of a good batch ejects a good PR, and the outcomes cover every flake', () => {
+    const outcomes = bisectionOutcomes([false, false, false, false], 0.1, 2);
+    expect(outcomes.reduce((s, o) => s + o.prob, 0)).toBeCloseTo(1, 12);
+    expect(outcomes.every((o) => o.wronglyEjected >= 1)).toBe(true);
+  });
+});
