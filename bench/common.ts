@@ -38,9 +38,11 @@ export type Engine = 'sqlite' | 'postgres';
 /**
  * Parts of a run (BENCH_ONLY): ingest (parse and upload a big file into a fresh database), reads
  * (every read endpoint on the seeded database), contention (a big upload while list-unhealthy-tests
- * is under load, on the seeded database), soak (mixed load for BENCH_SOAK_SECONDS, memory sampled).
+ * is under load, on the seeded database), soak (mixed load for BENCH_SOAK_SECONDS, memory sampled),
+ * small (5,000-case reports ingested sustained, against a bare parse of the same bytes), day (every
+ * read endpoint on a database whose whole history was uploaded within the last day).
  */
-export const ALL_PARTS = ['ingest', 'reads', 'contention', 'soak'] as const;
+export const ALL_PARTS = ['ingest', 'reads', 'contention', 'soak', 'small', 'day'] as const;
 export type Part = (typeof ALL_PARTS)[number];
 
 /** Everything a run depends on, read once from the environment. */
@@ -52,6 +54,22 @@ export interface Params {
   /** Test cases and results of the main repository of the read benchmark. */
   readonly readCases: number;
   readonly readResults: number;
+  /**
+   * BENCH_DAY_SCALE (default BENCH_SCALE): the one-day shape's size as a fraction of 200k tests and
+   * 5M results, all uploaded within the last day.
+   */
+  readonly dayScale: number;
+  readonly dayCases: number;
+  readonly dayResults: number;
+  /** BENCH_SMALL_CASES: test cases of each small report (default 5,000). */
+  readonly smallCases: number;
+  /** BENCH_SMALL_UPLOADS: small reports uploaded in the sustained run (default 20, two in flight). */
+  readonly smallUploads: number;
+  /**
+   * BENCH_SAME_BYTES (default 1; 0 turns it off): measure every read again against a bare Fastify
+   * route serving the same response bytes from memory.
+   */
+  readonly sameBytes: boolean;
   /** Of the second repository (another organization). */
   readonly otherCases: number;
   readonly otherResults: number;
@@ -70,7 +88,7 @@ export interface Params {
   readonly ingestHistory: number;
   /** BENCH_ENGINES: sqlite,postgres. */
   readonly engines: Engine[];
-  /** BENCH_ONLY: ingest,reads,contention,soak. */
+  /** BENCH_ONLY: ingest,reads,contention,soak,small,day. */
   readonly parts: Part[];
   /**
    * BENCH_WRK: the wrk binary (default: wrk on PATH); 0 turns wrk off. Undefined when absent: the
@@ -105,6 +123,7 @@ export interface Params {
 
 export function readParams(): Params {
   const scale = num('BENCH_SCALE', 1);
+  const dayScale = num('BENCH_DAY_SCALE', scale);
   const parts = list('BENCH_ONLY', [...ALL_PARTS]).filter((p): p is Part =>
     (ALL_PARTS as readonly string[]).includes(p),
   );
@@ -112,7 +131,7 @@ export function readParams(): Params {
     (e): e is Engine => e === 'sqlite' || e === 'postgres',
   );
   const docsEnv = process.env['BENCH_DOCS']?.trim();
-  const fullRun = scale === 1 && parts.length === ALL_PARTS.length && engines.length === 2;
+  const fullRun = scale === 1 && dayScale === 1 && parts.length === ALL_PARTS.length && engines.length === 2;
   const wrk = findWrk();
   const soakEngineEnv = process.env['BENCH_SOAK_ENGINE']?.trim();
   const soakEngine = soakEngineEnv === 'sqlite' || soakEngineEnv === 'postgres' ? soakEngineEnv : engines[0];
@@ -132,6 +151,12 @@ export function readParams(): Params {
     ingestCases: Math.round(100_000 * scale),
     readCases: Math.round(200_000 * scale),
     readResults: Math.round(5_000_000 * scale),
+    dayScale,
+    dayCases: Math.round(200_000 * dayScale),
+    dayResults: Math.round(5_000_000 * dayScale),
+    smallCases: Math.round(num('BENCH_SMALL_CASES', 5000)),
+    smallUploads: Math.round(num('BENCH_SMALL_UPLOADS', 20)),
+    sameBytes: !['0', 'false'].includes(process.env['BENCH_SAME_BYTES']?.trim() ?? ''),
     otherCases: Math.round(20_000 * scale),
     otherResults: Math.round(500_000 * scale),
     duration: num('BENCH_DURATION', 10),

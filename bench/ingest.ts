@@ -11,7 +11,7 @@ import { parseJunitFile } from '../src/app/ingest/parse-file.ts';
 import { createToken } from '../src/app/tokens.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { type Engine, log, machineIdle, median, type Params, pgUrl } from './common.ts';
+import { type Engine, fmt, log, machineIdle, median, type Params, pgUrl } from './common.ts';
 import { type GeneratedReport, generateJunit } from './junit-gen.ts';
 import { startMainline } from './server.ts';
 
@@ -448,4 +448,92 @@ export async function runIngest(params: Params): Promise<IngestReport> {
   ];
   for (const engine of params.engines) rows.push(...(await uploads(engine, params, report)));
   return { report, rows };
+}
+
+export interface SmallIngestReport {
+  readonly report: GeneratedReport;
+  /** Uploads of the sustained row. */
+  readonly uploads: number;
+  readonly rows: IngestRow[];
+}
+
+/** Bare parses of a small report now (once the machine is idle): several, since one takes milliseconds. */
+async function bareSmall(report: GeneratedReport, runs: number): Promise<BareRun[]> {
+  await machineIdle('small reports: measuring the baseline');
+  const out: BareRun[] = [];
+  for (let i = 0; i < runs; i++) out.push(await timed(() => bareSaxes(report.path), report.testcases));
+  return out;
+}
+
+/**
+ * Part `small` (issue 25): 5,000-case reports of small test cases (about 200 bytes each) ingested
+ * sustained, two in flight, against a bare saxes parse of the same bytes. Per engine: the first
+ * upload (all tests new), then BENCH_SMALL_UPLOADS uploads of the same suite for other commits.
+ */
+export async function runSmall(params: Params): Promise<SmallIngestReport> {
+  fs.mkdirSync(params.cacheDir, { recursive: true });
+  const file = path.join(params.cacheDir, `junit-small-${params.smallCases}.xml`);
+  log(`small reports: generating a ${params.smallCases}-case JUnit report of small test cases`);
+  const report = await generateJunit(file, params.smallCases, { small: true });
+  log(
+    `small reports: ${(report.bytes / 1024).toFixed(0)} KB (${(report.bytes / report.testcases).toFixed(0)} bytes a test case)`,
+  );
+  const repeat = Math.max(params.parseRepeat, 9);
+  const sax = await bareSmall(report, repeat);
+  const parseRuns: BareRun[] = [];
+  for (let i = 0; i < repeat; i++) parseRuns.push(await timed(() => serviceParse(file), report.testcases));
+  const base = baseOf(sax, report.testcases);
+  const parse = median(parseRuns.map((r) => r.seconds));
+  const parseCpu = median(parseRuns.map((r) => r.cpu));
+  const rows: IngestRow[] = [
+    {
+      label: `bare saxes parse of one ${fmt.int(report.testcases)}-case report (baseline)`,
+      engine: '-',
+      seconds: base.seconds,
+      casesPerSecond: base.rate,
+      ratio: 1,
+      cpu: base.cpu,
+      cpuRatio: 1,
+    },
+    {
+      label: 'parseJunitFile, same report',
+      engine: '-',
+      seconds: parse,
+      casesPerSecond: report.testcases / parse,
+      ratio: base.seconds / parse,
+      cpu: parseCpu,
+      cpuRatio: parseCpu / base.cpu,
+    },
+  ];
+  for (const engine of params.engines) {
+    const fresh = await freshDatabase(engine, params);
+    const server = await startMainline(fresh.location);
+    try {
+      log(`small reports: first upload (all tests new) on ${engine}`);
+      const before = await bareSmall(report, repeat);
+      const first = await oneUpload('small report, all tests new', engine, server, fresh.token, report, 'f');
+      rows.push(rowOf(first, baseOf(before, report.testcases)));
+      const label = `${params.smallUploads} small reports, ${IN_FLIGHT} in flight, tests known`;
+      log(`small reports: ${label} on ${engine}`);
+      const bare = await bareSmall(report, repeat);
+      let next = 0;
+      const sender = async () => {
+        while (next < params.smallUploads) {
+          const commit = (next++).toString(16).padStart(40, '5');
+          checkCounted(await upload(server.url, fresh.token, report.path, commit), report);
+        }
+      };
+      const all = await measure(label, engine, server, report.testcases * params.smallUploads, async () => {
+        await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
+      });
+      rows.push(rowOf(all, baseOf([...bare, ...(await bareSmall(report, repeat))], report.testcases)));
+    } catch (error) {
+      log(`small reports: the server said:\n${server.output().slice(-4000)}`);
+      throw error;
+    } finally {
+      await server.stop();
+      await fresh.cleanup();
+    }
+  }
+  return { report, uploads: params.smallUploads, rows };
 }

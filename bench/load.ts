@@ -31,6 +31,10 @@ export interface LoadResult {
   readonly seq: SequentialFigures;
   /** wrk's run, when wrk is installed and turned on. */
   readonly wrk?: WrkResult | undefined;
+  /** The same requests against a bare route serving this read's captured bytes (bench/same-bytes.ts). */
+  readonly same?: LoadResult | undefined;
+  /** Mean size of the answers, in bytes (where they were captured). */
+  readonly bytes?: number | undefined;
 }
 
 export interface LoadOptions {

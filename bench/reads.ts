@@ -10,13 +10,23 @@ import { type ContentionReport, measureContention } from './contention.ts';
 import { measureDashboard } from './dashboard.ts';
 import { type LoadResult, measure, post, type Scenario, sendScenario } from './load.ts';
 import { type SeededQueue, seedQueue } from './queue-seed.ts';
+import { captureAnswers, meanBytes, measureSameBytes } from './same-bytes.ts';
 import { scratchCopy } from './scratch.ts';
-import { clearSnapshots, ensureSeeded, openSeeded, type Seeded, type SeededRepo } from './seed.ts';
+import {
+  clearSnapshots,
+  ensureSeeded,
+  openSeeded,
+  type Seeded,
+  type SeededRepo,
+  type Shape,
+} from './seed.ts';
 import { type ChildServer, startBaseline, startMainline } from './server.ts';
 import { runSoak, type SoakReport } from './soak.ts';
 
 export interface EngineReads {
   readonly engine: Engine;
+  /** How the seeded history is laid out in time (seed.ts). */
+  readonly shape: Shape;
   readonly seeded: Seeded;
   /** Seconds the scratch copy of the seeded database took. */
   readonly copySeconds: number;
@@ -35,9 +45,12 @@ export interface EngineReads {
 }
 
 export interface ReadsReport {
-  /** Undefined when the reads part was not run. */
+  /** Undefined when neither the reads nor the day part was run. */
   readonly baseline?: LoadResult | undefined;
+  /** The parts on the 30-day spread (reads, contention, soak), engine by engine. */
   readonly engines: EngineReads[];
+  /** The reads on the one-day shape (part day), engine by engine. */
+  readonly day: EngineReads[];
 }
 
 const LATER_PAGE = 9;
@@ -252,11 +265,14 @@ async function buildScenarios(
   return { scenarios, soakMix, listUnhealthy: listPage1, later };
 }
 
-async function engineParts(engine: Engine, params: Params): Promise<EngineReads> {
-  const seeded = await ensureSeeded(engine, params);
+async function engineParts(engine: Engine, params: Params, shape: Shape): Promise<EngineReads> {
+  const seeded = await ensureSeeded(engine, params, shape);
   const main = seeded.meta.main;
+  // The day shape is for the reads only: no merge queue, no contention, no soak on it.
+  const readsHere = shape === 'day' ? params.parts.includes('day') : params.parts.includes('reads');
+  const spread = shape === 'spread';
   log(
-    `reads ${engine}: ${seeded.cached ? 'reusing' : 'seeded'} ${main.cases} test cases, ${main.results} results` +
+    `reads ${engine} (${shape}): ${seeded.cached ? 'reusing' : 'seeded'} ${main.cases} test cases, ${main.results} results` +
       ` (+ ${seeded.meta.other.cases} / ${seeded.meta.other.results} in a second organization)`,
   );
   // The seeded database of an older bench version may hold snapshots: the copy starts without them.
@@ -273,9 +289,11 @@ async function engineParts(engine: Engine, params: Params): Promise<EngineReads>
     const results: LoadResult[] = [];
     let snapshotRows = 0;
     let contention: ContentionReport | undefined;
-    const soakHere = params.parts.includes('soak') && params.soakSeconds > 0 && params.soakEngine === engine;
+    const soakHere =
+      spread && params.parts.includes('soak') && params.soakSeconds > 0 && params.soakEngine === engine;
+    let answers: Awaited<ReturnType<typeof captureAnswers>> = [];
     try {
-      if (params.parts.includes('reads') || soakHere) {
+      if ((spread && params.parts.includes('reads')) || soakHere) {
         log(`reads ${engine}: seeding a merge queue with ${params.queuePrs} PRs through the API`);
         try {
           queue = await seedQueue(server.url, main.token, params.queuePrs);
@@ -291,20 +309,30 @@ async function engineParts(engine: Engine, params: Params): Promise<EngineReads>
         }
       }
       built = await buildScenarios(server, seeded, identifiers, queue);
-      if (params.parts.includes('reads')) {
+      if (readsHere) {
         for (const s of built.scenarios) {
           await check(server.url, s);
-          log(`reads ${engine}: ${s.name}`);
+          log(`reads ${engine} (${shape}): ${s.name}`);
           results.push(await measure(server.url, s, params));
         }
+        // The answers as they are now (list snapshots taken), for the same-bytes baseline.
+        if (params.sameBytes) answers = await captureAnswers(server.url, built.scenarios);
         results.push(...(await measureDashboard(server.url, main, params)));
         snapshotRows = await clearSnapshots(target);
       }
-      if (params.parts.includes('contention')) {
+      if (spread && params.parts.includes('contention')) {
         contention = await measureContention(engine, server, main.token, built.listUnhealthy, params);
       }
     } finally {
       await server.stop();
+    }
+    if (answers.length > 0) {
+      const same = await measureSameBytes(answers, built.scenarios, params, `reads ${engine} (${shape})`);
+      for (let i = 0; i < results.length; i++) {
+        const r = results[i] as LoadResult;
+        const s = built.scenarios.find((x) => x.name === r.name);
+        if (s !== undefined) results[i] = { ...r, same: same.get(r.name), bytes: meanBytes(answers, s) };
+      }
     }
     let soak: SoakReport | undefined;
     if (soakHere) {
@@ -317,6 +345,7 @@ async function engineParts(engine: Engine, params: Params): Promise<EngineReads>
     }
     return {
       engine,
+      shape,
       seeded,
       copySeconds: scratch.copySeconds,
       results,
@@ -355,10 +384,18 @@ export async function measureBaseline(params: Params): Promise<LoadResult> {
   }
 }
 
-/** The parts on the seeded database (reads, contention, soak), engine by engine. */
+/**
+ * The parts on the seeded databases, engine by engine: reads, contention and soak on the 30-day
+ * spread, then the reads on the one-day shape (part day).
+ */
 export async function runReads(params: Params, engines: Engine[]): Promise<ReadsReport> {
-  const baseline = params.parts.includes('reads') ? await measureBaseline(params) : undefined;
+  const { parts } = params;
+  const baseline =
+    parts.includes('reads') || parts.includes('day') ? await measureBaseline(params) : undefined;
   const out: EngineReads[] = [];
-  for (const engine of engines) out.push(await engineParts(engine, params));
-  return { baseline, engines: out };
+  if (parts.some((p) => p === 'reads' || p === 'contention' || p === 'soak'))
+    for (const engine of engines) out.push(await engineParts(engine, params, 'spread'));
+  const day: EngineReads[] = [];
+  if (parts.includes('day')) for (const engine of engines) day.push(await engineParts(engine, params, 'day'));
+  return { baseline, engines: out, day };
 }

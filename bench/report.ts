@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fmt, type Params, ROOT } from './common.ts';
 import type { ContentionReport } from './contention.ts';
-import type { IngestReport } from './ingest.ts';
+import type { IngestReport, SmallIngestReport } from './ingest.ts';
 import type { LoadResult, WindowStats } from './load.ts';
-import type { ReadsReport } from './reads.ts';
+import type { EngineReads, ReadsReport } from './reads.ts';
 import { sequentialBudgetSeconds } from './sequential.ts';
 import { FLAT_GROWTH, FLOOR_SAMPLES, type SoakReport, type Trend } from './soak.ts';
 
@@ -30,6 +30,8 @@ export interface RunReport {
   /** 1-minute load average before and after the run: other work on the machine skews the figures. */
   readonly load: { readonly before: number; readonly after: number };
   readonly ingest?: IngestReport | undefined;
+  /** Part small: 5,000-case reports sustained. */
+  readonly small?: SmallIngestReport | undefined;
   readonly reads?: ReadsReport | undefined;
   readonly skipped: string[];
 }
@@ -50,7 +52,7 @@ function text(t: Table): string {
   return [line(t.head), widths.map((w) => '-'.repeat(w)).join('  '), ...t.rows.map(line)].join('\n');
 }
 
-function ingestTable(ingest: IngestReport): Table {
+function ingestTable(ingest: Pick<IngestReport, 'rows'>): Table {
   return {
     head: [
       'step',
@@ -77,7 +79,32 @@ function ingestTable(ingest: IngestReport): Table {
   };
 }
 
-function readRow(r: LoadResult, base: LoadResult): string[] {
+/** The same-bytes columns of a read (issue 25), when its answers were served again from memory. */
+const SAME_HEAD = [
+  'answer bytes',
+  'same-bytes req/s',
+  'req/s ÷ same bytes',
+  'same-bytes p99 ms (seq)',
+  'p99 (seq) ÷ same bytes',
+];
+
+function sameCells(r: LoadResult): string[] {
+  const s = r.same;
+  if (s === undefined) return ['', '', '', '', ''];
+  return [
+    fmt.int(r.bytes ?? Number.NaN),
+    fmt.int(s.rps),
+    fmt.ratio(r.rps / s.rps),
+    fmt.ms(s.seq.p99),
+    fmt.ratio(r.seq.p99 / s.seq.p99),
+  ];
+}
+
+function readRow(r: LoadResult, base: LoadResult, same = false): string[] {
+  return [...readCells(r, base), ...(same ? sameCells(r) : [])];
+}
+
+function readCells(r: LoadResult, base: LoadResult): string[] {
   return [
     r.name,
     fmt.int(r.rps),
@@ -122,10 +149,27 @@ const WRK_HEAD = [
   'non-2xx/errors',
 ];
 
-function wrkRow(r: LoadResult, base: LoadResult): string[] | undefined {
+const WRK_SAME_HEAD = ['same-bytes wrk req/s', 'req/s ÷ same bytes', 'same-bytes wrk p99 ms'];
+
+function wrkRow(r: LoadResult, base: LoadResult, same = false): string[] | undefined {
   const w = r.wrk;
   const b = base.wrk;
   if (w === undefined || b === undefined) return undefined;
+  const sw = r.same?.wrk;
+  const sameCols = !same
+    ? []
+    : sw === undefined
+      ? ['', '', '']
+      : [fmt.int(sw.rps), fmt.ratio(w.rps / sw.rps), fmt.ms(sw.p99)];
+  return [...wrkCells(w, b, r.name), ...sameCols];
+}
+
+function wrkCells(
+  w: NonNullable<LoadResult['wrk']>,
+  b: NonNullable<LoadResult['wrk']>,
+  name: string,
+): string[] {
+  const r = { name };
   return [
     r.name,
     fmt.int(w.rps),
@@ -141,28 +185,45 @@ function wrkRow(r: LoadResult, base: LoadResult): string[] | undefined {
 }
 
 const engineTitle = (e: string) => (e === 'sqlite' ? 'SQLite' : 'PostgreSQL');
+const shapeTitle = (e: EngineReads) =>
+  `${engineTitle(e.engine)}${e.shape === 'day' ? ', all history inside one day' : ''}`;
 
-function readTables(reads: ReadsReport): { title: string; table: Table }[] {
+/** The read tables of these engines' runs (the spread's, or the one-day shape's). */
+function readTables(
+  reads: ReadsReport,
+  which: 'spread' | 'day' = 'spread',
+): { title: string; table: Table }[] {
   const base = reads.baseline;
   if (base === undefined) return [];
-  const out = [{ title: 'Baseline', table: { head: READ_HEAD, rows: [readRow(base, base)] } }];
-  for (const e of reads.engines) {
+  const engines = which === 'day' ? (reads.day ?? []) : reads.engines;
+  const out =
+    which === 'day' ? [] : [{ title: 'Baseline', table: { head: READ_HEAD, rows: [readRow(base, base)] } }];
+  for (const e of engines) {
     if (e.results.length === 0) continue;
+    const same = e.results.some((r) => r.same !== undefined);
     out.push({
-      title: engineTitle(e.engine),
-      table: { head: READ_HEAD, rows: e.results.map((r) => readRow(r, base)) },
+      title: shapeTitle(e),
+      table: {
+        head: same ? [...READ_HEAD, ...SAME_HEAD] : READ_HEAD,
+        rows: e.results.map((r) => readRow(r, base, same)),
+      },
     });
   }
   if (base.wrk === undefined) return out;
   const baseRow = wrkRow(base, base);
-  out.push({
-    title: 'Baseline (wrk)',
-    table: { head: WRK_HEAD, rows: baseRow === undefined ? [] : [baseRow] },
-  });
-  for (const e of reads.engines) {
-    const rows = e.results.map((r) => wrkRow(r, base)).filter((r): r is string[] => r !== undefined);
+  if (which !== 'day')
+    out.push({
+      title: 'Baseline (wrk)',
+      table: { head: WRK_HEAD, rows: baseRow === undefined ? [] : [baseRow] },
+    });
+  for (const e of engines) {
+    const same = e.results.some((r) => r.same?.wrk !== undefined);
+    const rows = e.results.map((r) => wrkRow(r, base, same)).filter((r): r is string[] => r !== undefined);
     if (rows.length === 0) continue;
-    out.push({ title: `${engineTitle(e.engine)} (wrk)`, table: { head: WRK_HEAD, rows } });
+    out.push({
+      title: `${shapeTitle(e)} (wrk)`,
+      table: { head: same ? [...WRK_HEAD, ...WRK_SAME_HEAD] : WRK_HEAD, rows },
+    });
   }
   return out;
 }
@@ -242,6 +303,62 @@ function soakSummary(soak: SoakReport): string {
   );
 }
 
+/** Issue 25's read goals, row by row: throughput ≥ 0.5× the same-bytes route, p99 ≤ 10 ms one at a time. */
+function goalsTable(reads: ReadsReport, connections: number): Table {
+  const rows: string[][] = [];
+  for (const e of [...reads.engines, ...(reads.day ?? [])]) {
+    for (const r of e.results) {
+      const same = r.same;
+      if (same === undefined) continue;
+      const wrk = r.wrk !== undefined && same.wrk !== undefined;
+      const ratio = wrk ? (r.wrk?.rps ?? Number.NaN) / (same.wrk?.rps ?? Number.NaN) : r.rps / same.rps;
+      const throughputMet = ratio >= 0.5;
+      const latencyMet = r.seq.p99 <= 10;
+      rows.push([
+        e.shape === 'day' ? 'one day' : '30 days',
+        e.engine,
+        r.name,
+        `${fmt.ratio(ratio)} (${wrk ? 'wrk' : 'autocannon'}, ${connections} conn.)`,
+        throughputMet ? 'met' : 'missed',
+        fmt.ms(r.seq.p99),
+        latencyMet ? 'met' : 'missed',
+      ]);
+    }
+  }
+  return {
+    head: ['shape', 'engine', 'request', 'req/s ÷ same bytes', '≥ 0.5', 'p99 ms (seq)', '≤ 10 ms'],
+    rows,
+  };
+}
+
+/** Lines saying which of issue 25's goals this run met. */
+function issue25Verdicts(report: RunReport): string[] {
+  const out: string[] = [];
+  const reads = report.reads;
+  if (reads !== undefined) {
+    const t = goalsTable(reads, report.params.connections);
+    for (const shape of ['30 days', 'one day']) {
+      for (const engine of ['sqlite', 'postgres']) {
+        const rows = t.rows.filter((r) => r[0] === shape && r[1] === engine);
+        if (rows.length === 0) continue;
+        const both = rows.filter((r) => r[4] === 'met' && r[6] === 'met').length;
+        const missed = rows.filter((r) => r[4] !== 'met' || r[6] !== 'met').map((r) => r[2]);
+        out.push(
+          `Reads, history over ${shape}, ${engineTitle(engine)}: ${both} of ${rows.length} read rows meet both goals (≥ 0.5× the same-bytes route, p99 ≤ 10 ms one at a time)` +
+            (missed.length === 0 ? '.' : `; missed: ${missed.join('; ')}.`),
+        );
+      }
+    }
+  }
+  for (const r of report.small?.rows ?? []) {
+    if (r.engine === '-') continue;
+    out.push(
+      `Small reports (${r.label}) on ${engineTitle(r.engine)}: ${fmt.int(r.casesPerSecond)} test cases/s, ${fmt.ratio(r.ratio)}× a bare saxes parse of the same bytes — ${r.ratio >= 0.5 ? 'met' : 'missed'} (goal ≥ 0.5).`,
+    );
+  }
+  return out;
+}
+
 /** The plain-text report printed on stdout. */
 export function renderText(report: RunReport): string {
   const parts: string[] = [];
@@ -252,8 +369,18 @@ export function renderText(report: RunReport): string {
       text(ingestTable(report.ingest)),
     );
   }
+  if (report.small !== undefined) {
+    const g = report.small.report;
+    parts.push(
+      `Small reports: ${g.testcases} test cases, ${(g.bytes / 1024).toFixed(0)} KB, ${report.small.uploads} uploads sustained`,
+      text(ingestTable(report.small)),
+    );
+  }
   if (report.reads !== undefined) {
-    for (const t of readTables(report.reads)) parts.push(`Reads: ${t.title}`, text(t.table));
+    for (const t of [...readTables(report.reads), ...readTables(report.reads, 'day')])
+      parts.push(`Reads: ${t.title}`, text(t.table));
+    const goals = goalsTable(report.reads, report.params.connections);
+    if (goals.rows.length > 0) parts.push('Issue 25 read goals', text(goals));
     if (report.params.wrk === undefined) parts.push(`wrk: ${report.params.wrkMissing}; autocannon only`);
     const contention = report.reads.engines.flatMap((e) => e.contention ?? []);
     if (contention.length > 0)
@@ -263,11 +390,7 @@ export function renderText(report: RunReport): string {
       parts.push(`Soak: ${soakSummary(e.soak)}`, text(soakTable(e.soak)));
     }
   }
-  parts.push(
-    verdicts(report)
-      .map((v) => `- ${v}`)
-      .join('\n'),
-  );
+  parts.push([...verdicts(report), ...issue25Verdicts(report)].map((v) => `- ${v}`).join('\n'));
   if (report.skipped.length > 0) parts.push(report.skipped.map((s) => `skipped: ${s}`).join('\n'));
   return `\n${parts.join('\n\n')}\n`;
 }
@@ -383,12 +506,20 @@ npm run bench   # full scale: about 35 min (+6 to seed a cold cache), then the q
 BENCH_ONLY=reads BENCH_ENGINES=sqlite node --import tsx bench/run.ts   # one part, one engine, no queue simulation
 BENCH_SCALE=0.02 BENCH_DURATION=2 BENCH_SEQUENTIAL=50 BENCH_SOAK_SECONDS=30 \\
   BENCH_DOCS=/tmp/bench-check.md node --import tsx bench/run.ts   # a check of the bench itself, about 5 min
+BENCH_ONLY=small,day BENCH_DAY_SCALE=0.1 BENCH_DOCS=docs/benchmarks.md BENCH_DOCS_SECTION=1 \\
+  node --import tsx bench/run.ts   # issue 25's parts only, written into their section of this file
 \`\`\`
 
 | variable | default | what |
 | --- | --- | --- |
 | BENCH_SCALE | 1 | data size: 100k-case upload, 200k test cases / 5M results to read (+ a tenth in a second organization) |
-| BENCH_ONLY | ingest,reads,contention,soak | parts to run |
+| BENCH_ONLY | ingest,reads,contention,soak,small,day | parts to run (small: 5,000-case reports sustained; day: the reads on history all inside one day) |
+| BENCH_DAY_SCALE | BENCH_SCALE | size of the one-day shape: 200k test cases / 5M results at 1 |
+| BENCH_SMALL_CASES | 5000 | test cases of each small report (about 200 bytes each) |
+| BENCH_SMALL_UPLOADS | 20 | small reports of the sustained row, two in flight |
+| BENCH_SAME_BYTES | 1 | 0: no second baseline (the same response bytes served from memory by a bare route) |
+| BENCH_FROM_SOURCES | | 1: the server runs the TypeScript sources (tsx) instead of dist/ |
+| BENCH_DOCS_SECTION | | 1: write only the issue-25 section into BENCH_DOCS, keeping the rest of the file |
 | BENCH_ENGINES | sqlite,postgres | engines |
 | BENCH_DURATION | 10 | seconds of each autocannon run and of each wrk run |
 | BENCH_CONNECTIONS | 10 | connections of autocannon and wrk |
@@ -410,6 +541,97 @@ BENCH_SCALE=0.02 BENCH_DURATION=2 BENCH_SEQUENTIAL=50 BENCH_SOAK_SECONDS=30 \\
 | BENCH_QUEUE_* | | bench/queue-main.ts's (BENCH_QUEUE_DOCS=0 keeps docs/benchmarks-queue.md) |
 `;
 
+const SECTION_START = '<!-- issue25:start -->';
+const SECTION_END = '<!-- issue25:end -->';
+
+/**
+ * Issue 25's section: the one-day shape's reads, the small reports, and every read against its
+ * same-bytes route, with the goals each meets. A run of only these parts writes just this section
+ * (BENCH_DOCS_SECTION=1), between its markers, into the file of a full run.
+ */
+export function renderSection(report: RunReport): string {
+  const p = report.params;
+  const out: string[] = [
+    SECTION_START,
+    '## Issue 25: history inside one day, small reports, same-bytes baselines',
+    '',
+    `Run on ${report.date} in ${Math.round(report.seconds)} s: \`${report.command}\` (parts ${p.parts.join(', ')}; engines ${p.engines.join(', ')}; ` +
+      `${p.duration} s × ${p.connections} connections per request, ${p.sequential} sequential requests; load average ${report.load.before.toFixed(2)} before, ${report.load.after.toFixed(2)} after` +
+      `${report.load.before > 1 ? ': other work was running, figures are pessimistic' : ''}).`,
+    '',
+    'The one-day shape: every result uploaded within the last day, in reports of about 5,000 test cases (40 shards plus the smoke tests), 3% of the tests flaky and failing half of their first attempts ' +
+      'with stack traces that differ only in numbers, hex and paths (24 texts per failure kind: 23 that differ only in masked details, one failure group, and the 30-day shape’s text, another), 2% broken; ' +
+      `${fmt.int(p.dayCases)} test cases and ${fmt.int(p.dayResults)} results in the main repository at BENCH_DAY_SCALE=${p.dayScale} (1 is the issue's 200,000 / 5,000,000). ` +
+      'The same-bytes route: each read’s answers are captured from the real server after its measurement, then bench/baseline-server.ts serves them from memory for the same request bodies ' +
+      '(the body is parsed as JSON, the answer picked by the raw body) and is measured with the same tools; its figures are the limit for a read.',
+    '',
+  ];
+  const reads = report.reads;
+  if (reads !== undefined) {
+    for (const e of [...reads.engines, ...(reads.day ?? [])]) {
+      if (e.results.length === 0) continue;
+      const m = e.seeded.meta.main;
+      out.push(
+        `- ${shapeTitle(e)}: ${fmt.int(m.cases)} test cases (${fmt.int(m.flaky)} FLAKY, ${fmt.int(m.broken)} BROKEN), ${fmt.int(m.results)} results (${((100 * m.failed) / m.results).toFixed(1)}% failed), ` +
+          `hot test ${fmt.int(m.hotResults)} results; ${e.seeded.cached ? 'reused' : 'seeded'} (seeding took ${Math.round(e.seeded.meta.seedSeconds)} s).`,
+      );
+    }
+    out.push('');
+    for (const t of readTables(reads, 'day')) out.push(`### ${t.title}`, '', markdown(t.table), '');
+    const goals = goalsTable(reads, p.connections);
+    if (goals.rows.length > 0) out.push('### Read goals, row by row', '', markdown(goals), '');
+  }
+  if (report.small !== undefined) {
+    const g = report.small.report;
+    out.push(
+      '### Small reports',
+      '',
+      `One generated report of ${fmt.int(g.testcases)} small test cases (${(g.bytes / 1024).toFixed(0)} KB, ${(g.bytes / g.testcases).toFixed(0)} bytes a test case, ${fmt.int(g.failures)} failures with a short trace), ` +
+        `uploaded once (all tests new) and then ${report.small.uploads} times for other commits, two in flight, to a fresh database; each row against bare saxes parses of the same file taken at its moment (median of several).`,
+      '',
+      markdown(ingestTable(report.small)),
+      '',
+    );
+  }
+  out.push(
+    '### Against issue 25’s goals',
+    '',
+    ...issue25Verdicts(report).map((v) => `- ${v}`),
+    '',
+    SECTION_END,
+  );
+  return out.join('\n');
+}
+
+/** Replaces the issue-25 section of `file` (or adds it before the goals of a full run's file). */
+export function writeSection(report: RunReport, file: string): void {
+  const section = renderSection(report);
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const a = old.indexOf(SECTION_START);
+  const b = old.indexOf(SECTION_END);
+  let next: string;
+  if (a >= 0 && b > a) next = old.slice(0, a) + section + old.slice(b + SECTION_END.length);
+  else {
+    const at = old.indexOf('## Against the goals');
+    next = at >= 0 ? `${old.slice(0, at)}${section}\n\n${old.slice(at)}` : `${old}\n${section}\n`;
+  }
+  // The Reproduce section is static text: brought up to date with the knobs this version has.
+  const r = next.indexOf('## Reproduce');
+  const end = next.indexOf('## Reading');
+  if (r >= 0 && end > r) next = `${next.slice(0, r)}${REPRODUCE}\n${next.slice(end)}`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, next);
+}
+
+/** The issue-25 section an earlier run left in `file` (kept by a full run that ran none of its parts). */
+function keptSection(file: string): string {
+  if (!fs.existsSync(file)) return '';
+  const old = fs.readFileSync(file, 'utf8');
+  const a = old.indexOf(SECTION_START);
+  const b = old.indexOf(SECTION_END);
+  return a >= 0 && b > a ? old.slice(a, b + SECTION_END.length) : '';
+}
+
 const NOTES_START = '<!-- notes:start -->';
 const NOTES_END = '<!-- notes:end -->';
 
@@ -421,7 +643,7 @@ function keptNotes(file: string): string {
   return a >= 0 && b > a ? old.slice(a + NOTES_START.length, b).trim() : '';
 }
 
-export function renderMarkdown(report: RunReport, notes: string): string {
+export function renderMarkdown(report: RunReport, notes: string, section25 = ''): string {
   const m = report.machine;
   const p = report.params;
   const out: string[] = [
@@ -539,6 +761,12 @@ export function renderMarkdown(report: RunReport, notes: string): string {
       );
     }
   }
+  const ranSection =
+    report.small !== undefined ||
+    (reads?.day ?? []).length > 0 ||
+    (reads?.engines ?? []).some((e) => e.results.some((r) => r.same !== undefined));
+  const section = ranSection ? renderSection(report) : section25;
+  if (section !== '') out.push(section, '');
   out.push('## Against the goals', '', ...verdicts(report).map((v) => `- ${v}`), '');
   if (report.params.wrk === undefined)
     out.push(`- wrk: ${report.params.wrkMissing}; the load figures are autocannon’s only.`, '');
@@ -551,5 +779,5 @@ export function renderMarkdown(report: RunReport, notes: string): string {
 export function writeMarkdown(report: RunReport, file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const notes = keptNotes(file) || keptNotes(path.join(ROOT, 'docs', 'benchmarks.md'));
-  fs.writeFileSync(file, renderMarkdown(report, notes));
+  fs.writeFileSync(file, renderMarkdown(report, notes, keptSection(file)));
 }

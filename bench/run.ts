@@ -1,19 +1,26 @@
 // `npm run bench`: ingestion throughput, every read endpoint at scale (autocannon, wrk where
 // installed, and one request at a time), ingestion under concurrent reads, and a soak with memory
 // sampling, as ratios to baselines measured in the same run. Not part of `npm test`. Environment:
-// BENCH_SCALE (default 1), BENCH_ONLY (ingest,reads,contention,soak), BENCH_ENGINES (sqlite,postgres),
+// BENCH_SCALE (default 1), BENCH_ONLY (ingest,reads,contention,soak,small,day), BENCH_ENGINES (sqlite,postgres),
 // BENCH_DURATION (s), BENCH_CONNECTIONS, BENCH_SEQUENTIAL, BENCH_INGEST_REPEAT, BENCH_WRK (path or 0),
 // BENCH_WRK_THREADS, BENCH_READ_QUEUE_PRS, BENCH_SOAK_SECONDS (0 skips), BENCH_SOAK_ENGINE,
 // BENCH_SOAK_RATE, BENCH_SOAK_UPLOAD_CASES, BENCH_SOAK_SAMPLE_SECONDS, BENCH_CACHE_DIR,
-// BENCH_DOCS (file, or 0), DATABASE_URL. The Reproduce section of docs/benchmarks.md (bench/report.ts
+// BENCH_DOCS (file, or 0), BENCH_DOCS_SECTION (1: replace only the issue-25 section of BENCH_DOCS),
+// BENCH_DAY_SCALE, BENCH_SMALL_CASES, BENCH_SMALL_UPLOADS, BENCH_SAME_BYTES, DATABASE_URL. The Reproduce section of docs/benchmarks.md (bench/report.ts
 // REPRODUCE) lists them with their defaults.
 import os from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { type Engine, log, type Params, readParams } from './common.ts';
-import { ensureBenchDatabase, type IngestReport, runIngest } from './ingest.ts';
+import {
+  ensureBenchDatabase,
+  type IngestReport,
+  runIngest,
+  runSmall,
+  type SmallIngestReport,
+} from './ingest.ts';
 import { type ReadsReport, runReads } from './reads.ts';
-import { type Machine, renderText, writeMarkdown } from './report.ts';
+import { type Machine, renderText, writeMarkdown, writeSection } from './report.ts';
 
 async function postgresVersion(url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
@@ -72,12 +79,14 @@ async function main(): Promise<void> {
 
   let ingest: IngestReport | undefined;
   let reads: ReadsReport | undefined;
+  let small: SmallIngestReport | undefined;
   if (params.parts.includes('ingest')) ingest = await runIngest(run);
+  if (params.parts.includes('small')) small = await runSmall(run);
   if (params.parts.includes('soak') && params.soakSeconds === 0) skipped.push('soak: BENCH_SOAK_SECONDS=0');
   else if (params.parts.includes('soak') && !engines.some((e) => e === params.soakEngine))
     skipped.push(`soak: its engine (${params.soakEngine ?? 'none'}) is not part of this run`);
   if (params.wrk === undefined) log(`wrk: ${params.wrkMissing}; autocannon only`);
-  if (params.parts.some((p) => p !== 'ingest')) reads = await runReads(run, engines);
+  if (params.parts.some((p) => p !== 'ingest' && p !== 'small')) reads = await runReads(run, engines);
 
   const report = {
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
@@ -87,13 +96,19 @@ async function main(): Promise<void> {
     seconds: (performance.now() - started) / 1000,
     load: { before: loadBefore, after: os.loadavg()[0] ?? 0 },
     ingest,
+    small,
     reads,
     skipped,
   };
   process.stdout.write(renderText(report));
   if (params.docsPath !== undefined) {
-    writeMarkdown(report, params.docsPath);
-    log(`wrote ${params.docsPath}`);
+    if (['1', 'true'].includes(process.env['BENCH_DOCS_SECTION']?.trim() ?? '')) {
+      writeSection(report, params.docsPath);
+      log(`wrote the issue-25 section of ${params.docsPath}`);
+    } else {
+      writeMarkdown(report, params.docsPath);
+      log(`wrote ${params.docsPath}`);
+    }
   }
 }
 

@@ -2,7 +2,10 @@
 // a main repository (200k test cases, 5M results at scale 1) and a second repository of another
 // organization (a tenth of that). The seeded database is kept and reused by later runs with the same
 // parameters and the same migrations (SQLite file under the cache dir, PostgreSQL schema
-// `seed_<key>` in the database `mainline_bench`).
+// `seed_<key>` in the database `mainline_bench`). Two shapes of history: `spread` (the results of
+// 30 days, 10 shards per CI run) and `day` (all of them uploaded within the last day, in 5,000-case
+// reports, 3% of the tests flaky and failing half of their first attempts with stack traces that
+// differ only in numbers, hex and paths); each is cached on its own.
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,11 +22,12 @@ import { migrateToLatest } from '../src/store/migrate.ts';
 import { findOrgBySlug } from '../src/store/orgs.ts';
 import { encodePasses, type PassEntry } from '../src/store/pass-codec.ts';
 import { countPasses, insertUploadPasses, passCounts } from '../src/store/passes.ts';
+import { rebuildRollups } from '../src/store/rollups.ts';
 import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
 /** Bump when the generated data changes shape, so cached databases are seeded again. */
-const SEED_VERSION = 6;
+const SEED_VERSION = 7;
 const DAY_MS = 24 * 3_600_000;
 /** Distinct failure messages (fingerprints and summaries) results draw from. */
 const FAILURE_KINDS = 300;
@@ -33,6 +37,28 @@ const SHARDS = 10;
 const SMOKE_EVERY = 100;
 /** Uploads per transaction while seeding results. */
 const RUNS_PER_TRANSACTION = 20;
+
+/** How the seeded history is laid out in time (see the top of this file). */
+export type Shape = 'spread' | 'day';
+
+/** What differs between the shapes. */
+interface ShapeSpec {
+  /** Milliseconds of history (the day shape's ends 20 minutes before seeding, the spread's at it). */
+  readonly span: number;
+  /** Shards of the suite; each upload runs one plus the smoke tests. */
+  readonly shards: number;
+  /** Chance of a FLAKY test, of a BROKEN one; per-mille chance of a flaky test's first attempt failing. */
+  readonly flaky: number;
+  readonly broken: number;
+  readonly flakyFailPm: number;
+  /** Texts of each failure kind that differ only in numbers, hex and paths (1: one text a kind). */
+  readonly variants: number;
+}
+
+const SHAPES: Record<Shape, ShapeSpec> = {
+  spread: { span: 30 * DAY_MS, shards: SHARDS, flaky: 0.05, broken: 0.02, flakyFailPm: 250, variants: 1 },
+  day: { span: DAY_MS - 20 * 60_000, shards: 40, flaky: 0.03, broken: 0.02, flakyFailPm: 500, variants: 24 },
+};
 
 export interface RepoSpec {
   readonly orgSlug: string;
@@ -62,6 +88,8 @@ export interface SeededRepo {
 
 export interface SeedMeta {
   readonly key: string;
+  /** Undefined in seeds of older bench versions: spread. */
+  readonly shape?: Shape;
   readonly migrations: Record<string, string>;
   readonly seededAt: number;
   readonly seedSeconds: number;
@@ -94,30 +122,34 @@ type BenchTables = {
 
 type SeedDb = Kysely<Tables & BenchTables>;
 
-export const MAIN_SPEC = (params: Params): RepoSpec => ({
+export const MAIN_SPEC = (params: Params, shape: Shape = 'spread'): RepoSpec => ({
   orgSlug: 'bench',
   token: 'ml_bench_main_token_0123456789abcdef',
   repo: { host: 'github.com', owner: 'acme', name: 'web' },
-  cases: params.readCases,
-  results: params.readResults,
+  cases: shape === 'day' ? params.dayCases : params.readCases,
+  results: shape === 'day' ? params.dayResults : params.readResults,
   seed: 1,
 });
 
-export const OTHER_SPEC = (params: Params): RepoSpec => ({
+export const OTHER_SPEC = (params: Params, shape: Shape = 'spread'): RepoSpec => ({
   orgSlug: 'bench-other',
   token: 'ml_bench_other_token_0123456789abcdef',
   repo: { host: 'github.com', owner: 'globex', name: 'api' },
-  cases: params.otherCases,
-  results: params.otherResults,
+  cases: shape === 'day' ? Math.round(params.dayCases / 10) : params.otherCases,
+  results: shape === 'day' ? Math.round(params.dayResults / 10) : params.otherResults,
   seed: 2,
 });
 
 /** Identifies the seeded data: its shape and size. The schema is checked separately (migrationHashes). */
-function seedKey(params: Params): string {
+function seedKey(params: Params, shape: Shape): string {
+  const main = MAIN_SPEC(params, shape);
+  const other = OTHER_SPEC(params, shape);
   const input = JSON.stringify({
     v: SEED_VERSION,
-    main: [params.readCases, params.readResults],
-    other: [params.otherCases, params.otherResults],
+    main: [main.cases, main.results],
+    other: [other.cases, other.results],
+    // The spread shape's key is what it was before there were shapes (its cached seeds stay valid).
+    ...(shape === 'spread' ? {} : { shape, spec: SHAPES[shape] }),
   });
   return createHash('sha256').update(input).digest('hex').slice(0, 12);
 }
@@ -157,19 +189,39 @@ async function readMeta(db: SeedDb): Promise<SeedMeta | undefined> {
   }
 }
 
-/** A failure message as a JavaScript test runner prints it: headline, then a stack. */
-function failureText(k: number): string {
+/**
+ * A failure message as a JavaScript test runner prints it: headline, then a stack. Variant v > 0 of
+ * kind k differs from variant 0 only in numbers, hex and paths (a timeout's milliseconds, an
+ * address, the runner's checkout folder, line numbers), as the same failure does from run to run.
+ */
+function failureText(k: number, v = 0): string {
+  if (v === 0) {
+    const kinds = [
+      `AssertionError: expected ${k} to equal ${k + 1}`,
+      `TimeoutError: waiting for selector "#item-${k}" failed: timeout 5000ms exceeded`,
+      `TypeError: Cannot read properties of undefined (reading 'field${k}')`,
+      `Error: connect ECONNREFUSED 127.0.0.1:${5000 + k}`,
+      `Error: expect(received).toMatchSnapshot() — snapshot ${k} obsolete`,
+    ];
+    const frames = Array.from(
+      { length: 8 + (k % 7) },
+      (_, f) =>
+        `    at fn${f} (/home/runner/work/web/web/packages/module-${k % 97}/src/lib/file_${f}.ts:${10 + f * k}:${5 + f})`,
+    );
+    return [kinds[k % kinds.length], ...frames].join('\n');
+  }
+  const hex = createHash('sha1').update(`${k}:${v}`).digest('hex');
   const kinds = [
-    `AssertionError: expected ${k} to equal ${k + 1}`,
-    `TimeoutError: waiting for selector "#item-${k}" failed: timeout 5000ms exceeded`,
-    `TypeError: Cannot read properties of undefined (reading 'field${k}')`,
-    `Error: connect ECONNREFUSED 127.0.0.1:${5000 + k}`,
-    `Error: expect(received).toMatchSnapshot() — snapshot ${k} obsolete`,
+    `AssertionError: expected ${v * 17 + 3} to equal ${v * 17 + 4} (object 0x${hex.slice(0, 12)})`,
+    `TimeoutError: waiting for selector "#item-${k}" failed: timeout ${5000 + v * 250}ms exceeded`,
+    `TypeError: Cannot read properties of undefined (reading 'field${k}') at 0x${hex.slice(0, 8)}`,
+    `Error: connect ECONNREFUSED 10.0.${v}.${k % 250}:${5000 + v}`,
+    `Error: snapshot file /tmp/jest_${hex.slice(0, 6)}/module-${k % 97}.snap is obsolete`,
   ];
   const frames = Array.from(
     { length: 8 + (k % 7) },
     (_, f) =>
-      `    at fn${f} (/home/runner/work/web/web/packages/module-${k % 97}/src/lib/file_${f}.ts:${10 + f * k}:${5 + f})`,
+      `    at fn${f} (/home/runner/work/_temp/${hex.slice(8, 16)}/web/packages/module-${k % 97}/src/lib/file_${f}.ts:${10 + f * k + v}:${5 + f})`,
   );
   return [kinds[k % kinds.length], ...frames].join('\n');
 }
@@ -184,24 +236,28 @@ interface Run {
   shard: number;
 }
 
-function plan(spec: RepoSpec, now: number): Run[] {
+function plan(spec: RepoSpec, now: number, shape: ShapeSpec): Run[] {
   const rand = prng(spec.seed * 7919);
   const smoke = Math.ceil(spec.cases / SMOKE_EVERY);
-  const perRun = smoke + (spec.cases - smoke) / SHARDS;
+  const shards = shape.shards;
+  const perRun = smoke + (spec.cases - smoke) / shards;
   // Failed attempts of flaky tests are followed by a passing retry (about 1.3% more rows).
-  const count = Math.max(SHARDS, Math.round(spec.results / (perRun * 1.013)));
-  const start = now - 30 * DAY_MS;
+  const retried = shape === SHAPES.spread ? 1.013 : 1 + shape.flaky * (shape.flakyFailPm / 1000);
+  const count = Math.max(shards, Math.round(spec.results / (perRun * retried)));
+  const span = shape.span;
+  // The spread shape keeps its old layout (30 days up to now); the day shape ends 20 minutes ago.
+  const start = shape === SHAPES.spread ? now - 30 * DAY_MS : now - 20 * 60_000 - span;
   return Array.from({ length: count }, (_, idx) => {
     const onPr = rand() < 0.7;
     const pr = onPr ? 1000 + Math.floor(rand() * 1500) : null;
     return {
       idx,
       uploadId: randomUUID(),
-      at: Math.round(start + ((idx + rand()) * 30 * DAY_MS) / count),
+      at: Math.round(start + ((idx + rand()) * span) / count),
       branch: pr === null ? 'main' : `feature/pr-${pr}`,
       sha: createHash('sha1').update(`${spec.seed}:${idx}`).digest('hex'),
       pr,
-      shard: idx % SHARDS,
+      shard: idx % shards,
     };
   });
 }
@@ -224,7 +280,7 @@ interface CasePlan {
   coldTestIds: string[];
 }
 
-function planCases(spec: RepoSpec, repoId: string, runs: Run[], now: number): CasePlan {
+function planCases(spec: RepoSpec, repoId: string, runs: Run[], now: number, shape: ShapeSpec): CasePlan {
   const rand = prng(spec.seed);
   const fullName = repoFullName(spec.repo);
   const rows: Insertable<TestCasesTable>[] = [];
@@ -245,9 +301,10 @@ function planCases(spec: RepoSpec, repoId: string, runs: Run[], now: number): Ca
     const name = `${VERBS[Math.floor(rand() * VERBS.length)]} ${OBJECTS[i % OBJECTS.length]} (case ${i})`;
     const id = testCaseId({ orgSlug: spec.orgSlug, repoFullName: fullName, file, classname, parent, name });
     const smoke = i % SMOKE_EVERY === 0;
-    const shard = smoke ? -1 : i % SHARDS;
+    const shard = smoke ? -1 : i % shape.shards;
     const roll = rand();
-    const status = i === 0 || roll < 0.05 ? 'FLAKY' : roll < 0.07 ? 'BROKEN' : 'HEALTHY';
+    const status =
+      i === 0 || roll < shape.flaky ? 'FLAKY' : roll < shape.flaky + shape.broken ? 'BROKEN' : 'HEALTHY';
     const unhealthy = status !== 'HEALTHY';
     if (status === 'FLAKY') flaky++;
     if (status === 'BROKEN') broken++;
@@ -306,7 +363,7 @@ function planCases(spec: RepoSpec, repoId: string, runs: Run[], now: number): Ca
       rollup_at: now,
     });
     // Per-mille chances of a failed and of a skipped attempt; ~5% of all attempts fail overall.
-    const failPm = status === 'FLAKY' ? 250 : status === 'BROKEN' ? 900 : 18;
+    const failPm = status === 'FLAKY' ? shape.flakyFailPm : status === 'BROKEN' ? 900 : 18;
     extra.push({
       idx: i,
       id,
@@ -366,6 +423,7 @@ async function insertRun(
   repoId: string,
   run: Run,
   retry: boolean,
+  variants: number,
 ): Promise<PassEntry[]> {
   const columns = resultColumns(repoId, run, retry);
   const names = sql.raw(Object.keys(columns).join(', '));
@@ -376,7 +434,8 @@ async function insertRun(
     await sql`insert into test_results (${names})
       select ${sql.join(Object.values(columns))}
       from (${tests}) x
-      left join bench_seed_failures f on x.h < x.fail_pm and f.idx = (x.fp_base + x.h % 3) % ${FAILURE_KINDS}
+      left join bench_seed_failures f on x.h < x.fail_pm
+        and f.idx = ((x.fp_base + x.h % 3) % ${FAILURE_KINDS}) * ${variants} + (x.idx + ${run.idx}) % ${variants}
       where x.h < x.fail_pm + x.skip_pm
       order by x.idx`.execute(trx);
   }
@@ -399,6 +458,7 @@ async function seedRepo(
   engine: Engine,
   spec: RepoSpec,
   now: number,
+  shape: ShapeSpec,
 ): Promise<SeededRepo> {
   const t0 = performance.now();
   const db: SeedDb = base.withTables<BenchTables>();
@@ -407,8 +467,8 @@ async function seedRepo(
   if (org === undefined) throw new Error(`organization ${spec.orgSlug} missing after createToken`);
   const caller = { tokenId: created.id, tokenName: 'bench', orgId: org.id, orgSlug: spec.orgSlug };
   const { repository } = await ensureRepository(base, caller, spec.repo, now - 31 * DAY_MS);
-  const runs = plan(spec, now);
-  const cases = planCases(spec, repository.id, runs, now);
+  const runs = plan(spec, now, shape);
+  const cases = planCases(spec, repository.id, runs, now, shape);
 
   await db.deleteFrom('bench_seed_tests').execute();
   await db.transaction().execute(async (trx) => {
@@ -427,7 +487,7 @@ async function seedRepo(
       branch: r.branch,
       commit_sha: r.sha,
       pr_number: r.pr,
-      job_name: `test (shard ${r.shard + 1}/${SHARDS})`,
+      job_name: `test (shard ${r.shard + 1}/${shape.shards})`,
       job_url: `https://github.com/${spec.repo.owner}/${spec.repo.name}/actions/runs/${9_000_000 + r.idx}`,
       variant: '',
       created_at: r.at,
@@ -442,8 +502,8 @@ async function seedRepo(
       if (engine === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
       for (const run of runs.slice(i, i + RUNS_PER_TRANSACTION)) {
         const passes = [
-          ...(await insertRun(trx, repository.id, run, false)),
-          ...(await insertRun(trx, repository.id, run, true)),
+          ...(await insertRun(trx, repository.id, run, false, shape.variants)),
+          ...(await insertRun(trx, repository.id, run, true, shape.variants)),
         ];
         await insertUploadPasses(trx as unknown as Queryable, {
           blobId: randomUUID(),
@@ -457,6 +517,10 @@ async function seedRepo(
       `seed ${engine}: ${spec.orgSlug}: uploads ${Math.min(i + RUNS_PER_TRANSACTION, runs.length)}/${runs.length}`,
     );
   }
+
+  // The seed writes results and pass blobs directly, not through ingest: the test-health rollups
+  // (store/rollups.ts) that every read uses are built from them once, as migration 0018 does.
+  await rebuildRollups(db as unknown as Queryable, repository.id);
 
   const counts = await db
     .selectFrom('test_results')
@@ -500,7 +564,7 @@ async function seedRepo(
   };
 }
 
-async function createSeedTables(db: SeedDb, engine: Engine): Promise<void> {
+async function createSeedTables(db: SeedDb, engine: Engine, shape: ShapeSpec): Promise<void> {
   const unlogged = engine === 'postgres' ? sql`unlogged` : sql``;
   await sql`create ${unlogged} table bench_seed_tests (idx bigint not null, id text not null, shard bigint not null,
     fail_pm bigint not null, skip_pm bigint not null, fp_base bigint not null, quarantined bigint not null,
@@ -508,39 +572,50 @@ async function createSeedTables(db: SeedDb, engine: Engine): Promise<void> {
   await sql`create index bench_seed_tests_shard on bench_seed_tests (shard, idx)`.execute(db);
   await sql`create table bench_seed_failures (idx bigint primary key, fingerprint text not null,
     summary text not null, text_hash text not null)`.execute(db);
-  const failures = Array.from({ length: FAILURE_KINDS }, (_, k) => {
-    const text = failureText(k);
+  const failures = Array.from({ length: FAILURE_KINDS * shape.variants }, (_, i) => {
+    const k = Math.floor(i / shape.variants);
+    const text = failureText(k, i % shape.variants);
     return {
-      idx: k,
+      idx: i,
       fingerprint: failureFingerprint(text),
       summary: summariseFailure(text),
       text_hash: failureTextHash(text),
       text,
     };
   });
-  await db
-    .insertInto('bench_seed_failures')
-    .values(failures.map(({ text: _, ...f }) => f))
-    .execute();
-  await db
-    .insertInto('failure_texts')
-    .values(failures.map((f) => ({ hash: f.text_hash, text: f.text, last_used_at: Date.now() })))
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  await inChunks(failures, 500, (part) =>
+    db
+      .insertInto('bench_seed_failures')
+      .values(part.map(({ text: _, ...f }) => f))
+      .execute(),
+  );
+  await inChunks(failures, 500, (part) =>
+    db
+      .insertInto('failure_texts')
+      .values(part.map((f) => ({ hash: f.text_hash, text: f.text, last_used_at: Date.now() })))
+      .onConflict((oc) => oc.doNothing())
+      .execute(),
+  );
   await sql`create table bench_seed_meta (meta text not null)`.execute(db);
 }
 
-async function seedAll(database: Database, engine: Engine, params: Params, key: string): Promise<SeedMeta> {
+async function seedAll(
+  database: Database,
+  engine: Engine,
+  params: Params,
+  key: string,
+  shape: Shape,
+): Promise<SeedMeta> {
   const db = database.db.withTables<BenchTables>();
   const t0 = performance.now();
   if (engine === 'sqlite') {
     await sql`pragma cache_size = -1048576`.execute(db);
     await sql`pragma foreign_keys = off`.execute(db);
   }
-  await createSeedTables(db, engine);
+  await createSeedTables(db, engine, SHAPES[shape]);
   const now = Date.now();
-  const main = await seedRepo(database.db, engine, MAIN_SPEC(params), now);
-  const other = await seedRepo(database.db, engine, OTHER_SPEC(params), now);
+  const main = await seedRepo(database.db, engine, MAIN_SPEC(params, shape), now, SHAPES[shape]);
+  const other = await seedRepo(database.db, engine, OTHER_SPEC(params, shape), now, SHAPES[shape]);
   await sql`drop table bench_seed_tests`.execute(db);
   await sql`drop table bench_seed_failures`.execute(db);
   if (engine === 'postgres') {
@@ -552,6 +627,7 @@ async function seedAll(database: Database, engine: Engine, params: Params, key: 
   }
   const meta: SeedMeta = {
     key,
+    shape,
     migrations: migrationHashes(),
     seededAt: now,
     seedSeconds: (performance.now() - t0) / 1000,
@@ -572,31 +648,36 @@ function fresh(meta: SeedMeta | undefined, key: string, params: Params): meta is
   return Object.entries(meta.migrations ?? {}).every(([file, hash]) => now[file] === hash);
 }
 
-async function seededSqlite(params: Params, key: string): Promise<Seeded> {
-  const dataDir = path.join(params.cacheDir, `sqlite-${key}`);
+/** The cache's name prefix of a shape's seeds (the spread shape's is what it was before shapes). */
+const prefixOf = (shape: Shape) => (shape === 'spread' ? '' : `${shape}_`);
+
+async function seededSqlite(params: Params, key: string, shape: Shape): Promise<Seeded> {
+  const dataDir = path.join(params.cacheDir, `sqlite-${prefixOf(shape)}${key}`);
   if (fs.existsSync(path.join(dataDir, 'mainline.db'))) {
     const database = openDatabase({ databaseUrl: undefined, dataDir });
     const meta = await readMeta(database.db.withTables<BenchTables>());
     await database.close();
     if (fresh(meta, key, params)) return { engine: 'sqlite', location: { dataDir }, meta, cached: true };
   }
+  // Older seeds of this shape are removed (a shape's name prefix ends in `_`, a key has none).
+  const ofShape = (entry: string) =>
+    shape === 'spread' ? /^sqlite-[0-9a-f]+$/.test(entry) : entry.startsWith(`sqlite-${prefixOf(shape)}`);
   for (const entry of fs.existsSync(params.cacheDir) ? fs.readdirSync(params.cacheDir) : []) {
-    if (entry.startsWith('sqlite-'))
-      fs.rmSync(path.join(params.cacheDir, entry), { recursive: true, force: true });
+    if (ofShape(entry)) fs.rmSync(path.join(params.cacheDir, entry), { recursive: true, force: true });
   }
   log(`seed sqlite: seeding ${dataDir}`);
   const database = openDatabase({ databaseUrl: undefined, dataDir });
   try {
     await migrateToLatest(database);
-    const meta = await seedAll(database, 'sqlite', params, key);
+    const meta = await seedAll(database, 'sqlite', params, key, shape);
     return { engine: 'sqlite', location: { dataDir }, meta, cached: false };
   } finally {
     await database.close();
   }
 }
 
-async function seededPostgres(params: Params, key: string): Promise<Seeded> {
-  const schema = `seed_${key}`;
+async function seededPostgres(params: Params, key: string, shape: Shape): Promise<Seeded> {
+  const schema = `seed_${prefixOf(shape)}${key}`;
   const databaseUrl = pgUrl(params.pgAdminUrl, schema);
   const exists = await adminQuery(pgUrl(params.pgAdminUrl), 'select 1 from pg_namespace where nspname = $1', [
     schema,
@@ -610,7 +691,9 @@ async function seededPostgres(params: Params, key: string): Promise<Seeded> {
   }
   const old = await adminQuery(
     pgUrl(params.pgAdminUrl),
-    `select nspname from pg_namespace where nspname like 'seed\\_%'`,
+    shape === 'spread'
+      ? `select nspname from pg_namespace where nspname ~ '^seed_[0-9a-f]+$'`
+      : `select nspname from pg_namespace where nspname like 'seed\\_${shape}\\_%'`,
   );
   for (const row of old.rows as { nspname: string }[]) {
     await adminQuery(pgUrl(params.pgAdminUrl), `drop schema "${row.nspname}" cascade`);
@@ -620,7 +703,7 @@ async function seededPostgres(params: Params, key: string): Promise<Seeded> {
   const database = openDatabase({ databaseUrl, dataDir: '', poolSize: 2 });
   try {
     await migrateToLatest(database);
-    const meta = await seedAll(database, 'postgres', params, key);
+    const meta = await seedAll(database, 'postgres', params, key, shape);
     return { engine: 'postgres', location: { databaseUrl }, meta, cached: false };
   } finally {
     await database.close();
@@ -628,9 +711,9 @@ async function seededPostgres(params: Params, key: string): Promise<Seeded> {
 }
 
 /** The seeded database for this engine: reused when an earlier run left one with the same key. */
-export function ensureSeeded(engine: Engine, params: Params): Promise<Seeded> {
-  const key = seedKey(params);
-  return engine === 'sqlite' ? seededSqlite(params, key) : seededPostgres(params, key);
+export function ensureSeeded(engine: Engine, params: Params, shape: Shape = 'spread'): Promise<Seeded> {
+  const key = seedKey(params, shape);
+  return engine === 'sqlite' ? seededSqlite(params, key, shape) : seededPostgres(params, key, shape);
 }
 
 /** Opens a seeded database (or a scratch copy of one) from the bench process. */

@@ -128,10 +128,15 @@ export function startMainline(
   };
   if ('dataDir' in database) env['MAINLINE_DATA_DIR'] = database.dataDir;
   else env['DATABASE_URL'] = database.databaseUrl;
-  return launch([path.join(ROOT, 'bin', 'mainline.mjs'), 'serve'], env, '/healthz');
+  // BENCH_FROM_SOURCES=1: the TypeScript sources through tsx (scripts/mainline-ts.mjs) instead of
+  // dist/, for a working tree whose dist/ is being rebuilt meanwhile.
+  const entry = ['1', 'true'].includes(process.env['BENCH_FROM_SOURCES']?.trim() ?? '')
+    ? path.join(ROOT, 'scripts', 'mainline-ts.mjs')
+    : path.join(ROOT, 'bin', 'mainline.mjs');
+  return launch([entry, 'serve'], env, '/healthz');
 }
 
-/** The bare Fastify server of bench/baseline-server.ts. */
-export function startBaseline(): Promise<ChildServer> {
-  return launch(['--import', 'tsx', path.join(ROOT, 'bench', 'baseline-server.ts')], {}, '/healthz');
+/** The bare Fastify server of bench/baseline-server.ts (env: BENCH_ANSWERS, the same-bytes answers). */
+export function startBaseline(env: Record<string, string> = {}): Promise<ChildServer> {
+  return launch(['--import', 'tsx', path.join(ROOT, 'bench', 'baseline-server.ts')], env, '/healthz');
 }

@@ -84,6 +84,11 @@ export interface Config {
    * Link-local and cloud metadata addresses are refused whatever this says.
    */
   readonly webhookAllowPrivate: boolean;
+  /**
+   * Quarantined test ids each process keeps in memory for getQuarantineConfig, all repositories
+   * together (MAINLINE_QUARANTINE_INDEX_IDS); a repository with more is read from the database.
+   */
+  readonly quarantineIndexIds: number;
   /** The GitHub forge (MAINLINE_GITHUB_*); absent: every repository uses the plain-git forge. */
   readonly github: GitHubConfig | undefined;
 }
@@ -313,6 +318,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhookPollMs: readInt(env, 'MAINLINE_WEBHOOK_POLL_MS', 1000, 0, 3_600_000),
     webhookTimeoutMs: readInt(env, 'MAINLINE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     webhookAllowPrivate: readFlag(env, 'MAINLINE_WEBHOOK_ALLOW_PRIVATE'),
+    quarantineIndexIds: readInt(env, 'MAINLINE_QUARANTINE_INDEX_IDS', 200_000, 0, 100_000_000),
     github: readGitHub(env, cwd),
   });
 }

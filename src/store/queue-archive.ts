@@ -103,3 +103,67 @@ export async function archivedPrCounts(db: Queryable, queueId: string): Promise<
     .execute();
   return new Map(rows.map((r) => [r.state ?? '', Number(r.n)]));
 }
+
+/** The latest archived submission of each of these PRs (one statement per chunk, not one per PR). */
+export async function archivedPrsByNumber(
+  db: Queryable,
+  queueId: string,
+  prNumbers: readonly number[],
+): Promise<Map<number, PrEntry>> {
+  const out = new Map<number, { seq: number; data: string }>();
+  for (const part of chunked([...new Set(prNumbers)])) {
+    const rows = await db
+      .selectFrom('queue_archive')
+      .select(['pr_number', 'seq', 'data'])
+      .where('queue_id', '=', queueId)
+      .where('kind', '=', 'pr')
+      .where('pr_number', 'in', part)
+      .execute();
+    for (const r of rows) {
+      const n = Number(r.pr_number);
+      const seq = Number(r.seq);
+      const held = out.get(n);
+      if (held === undefined || seq > held.seq) out.set(n, { seq, data: r.data });
+    }
+  }
+  return new Map([...out].map(([n, r]) => [n, JSON.parse(r.data) as PrEntry]));
+}
+
+/** Archived runs by id (one statement per chunk); ids not archived are absent. */
+export async function archivedRuns(
+  db: Queryable,
+  queueId: string,
+  runIds: readonly string[],
+): Promise<Map<string, TestRun>> {
+  const out = new Map<string, TestRun>();
+  for (const part of chunked([...new Set(runIds)])) {
+    const rows = await db
+      .selectFrom('queue_archive')
+      .select(['key', 'data'])
+      .where('queue_id', '=', queueId)
+      .where('kind', '=', 'run')
+      .where('key', 'in', part)
+      .execute();
+    for (const r of rows) out.set(r.key, JSON.parse(r.data) as TestRun);
+  }
+  return out;
+}
+
+/** archivedPrCounts of several queues in one statement: queue id → state → count. */
+export async function archivedPrCountsOf(
+  db: Queryable,
+  queueIds: readonly string[],
+): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>(queueIds.map((id) => [id, new Map()]));
+  for (const part of chunked([...queueIds])) {
+    const rows = await db
+      .selectFrom('queue_archive')
+      .select((eb) => ['queue_id', 'state', eb.fn.countAll<number>().as('n')])
+      .where('queue_id', 'in', part)
+      .where('kind', '=', 'pr')
+      .groupBy(['queue_id', 'state'])
+      .execute();
+    for (const r of rows) out.get(r.queue_id)?.set(r.state ?? '', Number(r.n));
+  }
+  return out;
+}

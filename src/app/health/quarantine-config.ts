@@ -4,6 +4,7 @@ import { findTestCases } from '../../store/test-cases.ts';
 import { quarantinedIds } from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef, repoKey } from '../repositories.ts';
+import { quarantineIndexCache } from './quarantine-index.ts';
 import { loadHealthSettings } from './settings.ts';
 
 /** A test as trunk-analytics-cli describes it to getQuarantineConfig (mixed casing, as upstream). */
@@ -24,6 +25,8 @@ const ALL_QUARANTINED_LIMIT = 10_000;
  * Which of the given tests are quarantined (all of the repository's when none are given), and whether
  * quarantining is off. A repository never uploaded to has no quarantined tests: it answers an empty
  * list rather than 404, so the uploader's fail-safe is not triggered for a brand-new repository.
+ * Answered from the repository's quarantined ids kept at its health version (quarantine-index.ts):
+ * 1,000 test ids cost set lookups, not 1,000 rows. The given tests' ids come back in id order.
  */
 export async function quarantineConfig(
   ctx: AppContext,
@@ -35,23 +38,39 @@ export async function quarantineConfig(
   if (repository === undefined) return { isDisabled: false, testIds: [] };
   const settings = await loadHealthSettings(ctx.db, repository.id);
   const isDisabled = !settings.quarantine.quarantiningEnabled;
+  // The version of the row just read: the index is at least as new.
+  const index = await quarantineIndexCache(ctx).at(ctx.db, repository.id, Number(repository.health_version));
   const identifiers = body.testIdentifiers ?? [];
-  if (identifiers.length === 0)
-    return { isDisabled, testIds: await quarantinedIds(ctx.db, repository.id, ALL_QUARANTINED_LIMIT) };
+  if (identifiers.length === 0) {
+    const testIds =
+      index === undefined
+        ? await quarantinedIds(ctx.db, repository.id, ALL_QUARANTINED_LIMIT)
+        : index.ordered.slice(0, ALL_QUARANTINED_LIMIT);
+    return { isDisabled, testIds };
+  }
   const fullName = repoFullName(repository);
-  const ids = identifiers.map((t) =>
-    t.id && UUID.test(t.id)
-      ? t.id.toLowerCase()
-      : testCaseId({
-          orgSlug: caller.orgSlug,
-          repoFullName: fullName,
-          name: t.name ?? null,
-          parent: t.parentName ?? null,
-          classname: t.className ?? null,
-          file: t.file ?? null,
-          variant: t.variant ?? '',
-        }),
+  const ids = new Set(
+    identifiers.map((t) =>
+      t.id && UUID.test(t.id)
+        ? t.id.toLowerCase()
+        : testCaseId({
+            orgSlug: caller.orgSlug,
+            repoFullName: fullName,
+            name: t.name ?? null,
+            parent: t.parentName ?? null,
+            classname: t.className ?? null,
+            file: t.file ?? null,
+            variant: t.variant ?? '',
+          }),
+    ),
   );
-  const rows = await findTestCases(ctx.db, repository.id, [...new Set(ids)]);
-  return { isDisabled, testIds: rows.filter((r) => r.quarantined === 1).map((r) => r.id) };
+  const quarantined =
+    index === undefined
+      ? (await findTestCases(ctx.db, repository.id, [...ids]))
+          .filter((r) => r.quarantined === 1)
+          .map((r) => r.id)
+      : [...ids].filter((id) => index.ids.has(id));
+  return { isDisabled, testIds: quarantined.sort(byId) };
 }
+
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -6,11 +6,12 @@ import {
   type PrEntry,
   type PriorityName,
   type QueueState,
+  type TestRun,
 } from '../../domain/queue/index.ts';
 import { judgementsSince } from '../../store/flake.ts';
 import { commitStatuses } from '../../store/git-prs.ts';
 import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
-import { archivedPr, archivedRun } from '../../store/queue-archive.ts';
+import { archivedPr, archivedRuns } from '../../store/queue-archive.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
@@ -103,8 +104,12 @@ export async function submitPullRequest(
 
 /** The most recent flake-protection judgement of a run (live or archived) that tested this submission of the PR. */
 async function latestJudgement(ctx: AppContext, queueId: string, state: QueueState, e: PrEntry) {
-  for (const judged of await judgementsSince(ctx.db, queueId, e.submittedAt)) {
-    const run = state.runs[judged.run_id] ?? (await archivedRun(ctx.db, queueId, judged.run_id));
+  const judgements = await judgementsSince(ctx.db, queueId, e.submittedAt);
+  // The judged runs no longer live, in one statement rather than one per judgement.
+  const gone = judgements.map((j) => j.run_id).filter((id) => state.runs[id] === undefined);
+  const archived = gone.length === 0 ? new Map<string, TestRun>() : await archivedRuns(ctx.db, queueId, gone);
+  for (const judged of judgements) {
+    const run = state.runs[judged.run_id] ?? archived.get(judged.run_id);
     if (run?.tested.includes(e.number)) return judged;
   }
   return undefined;

@@ -6,7 +6,12 @@ import {
   type QueueState,
   TERMINAL,
 } from '../../domain/queue/index.ts';
-import { archivedPr, archivedPrCounts, archivedPrs, archivedRun } from '../../store/queue-archive.ts';
+import {
+  archivedPrCountsOf,
+  archivedPrs,
+  archivedPrsByNumber,
+  archivedRun,
+} from '../../store/queue-archive.ts';
 import { listQueues } from '../../store/queues.ts';
 import { listRepos } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -46,13 +51,21 @@ export async function listPullRequests(
   const take = body.take ?? 50;
   const after = body.cursor === undefined ? 0 : seqOf(body.cursor);
   const since = body.since === undefined ? Number.NEGATIVE_INFINITY : Date.parse(body.since);
-  const archived = await archivedPrs(ctx.db, row.id, after, body.state, ARCHIVE_BATCH);
-  const matching = [...Object.values(state.prs), ...archived]
-    .filter(
-      (e) =>
-        e.seq > after && (body.state === undefined || e.state === body.state) && e.stateChangedAt >= since,
-    )
-    .sort((a, b) => a.seq - b.seq);
+  const matches = (e: PrEntry) =>
+    e.seq > after && (body.state === undefined || e.state === body.state) && e.stateChangedAt >= since;
+  // The page and whether another follows need the first take + 1 matches of live and archived
+  // submissions together: archived ones are read in seq order, a batch at a time, until take + 1 of
+  // them matched (a page of 50 reads 51 rows, not the whole archive).
+  const archived: PrEntry[] = [];
+  let from = after;
+  for (let size = take + 1; ; size = Math.min(size * 4, ARCHIVE_BATCH)) {
+    const batch = await archivedPrs(ctx.db, row.id, from, body.state, size);
+    archived.push(...batch.filter(matches));
+    const last = batch.at(-1);
+    if (batch.length < size || last === undefined || archived.length > take) break;
+    from = last.seq;
+  }
+  const matching = [...Object.values(state.prs).filter(matches), ...archived].sort((a, b) => a.seq - b.seq);
   const page = matching.slice(0, take);
   const last = page.at(-1);
   return {
@@ -61,7 +74,7 @@ export async function listPullRequests(
   };
 }
 
-/** Archived submissions read per listPullRequests call (the since filter is applied after reading). */
+/** The most archived submissions listPullRequests reads in one statement. */
 const ARCHIVE_BATCH = 5_000;
 
 /** A run taken out of the live state: its details from the archive, with the titles of the PRs it tested. */
@@ -69,10 +82,10 @@ async function archivedDetails(ctx: AppContext, queueId: string, state: QueueSta
   const run = await archivedRun(ctx.db, queueId, runId);
   if (run === undefined) return undefined;
   const prs = { ...state.prs };
-  for (const n of run.tested) {
-    const e = prs[String(n)] ?? (await archivedPr(ctx.db, queueId, n));
-    if (e !== undefined) prs[String(n)] = e;
-  }
+  // The tested PRs no longer live, in one statement.
+  const gone = run.tested.filter((n) => prs[String(n)] === undefined);
+  for (const [n, e] of gone.length === 0 ? [] : await archivedPrsByNumber(ctx.db, queueId, gone))
+    prs[String(n)] = e;
   return getTestingDetails({ ...state, prs, runs: { ...state.runs, [runId]: run } }, runId);
 }
 
@@ -191,9 +204,15 @@ export async function queueMetrics(
   );
   const names = new Map(repos.map((r) => [r.id, `${r.owner}/${r.name}`]));
   const samples: string[] = [];
-  for (const q of await listQueues(ctx.db, [...names.keys()])) {
+  const queues = await listQueues(ctx.db, [...names.keys()]);
+  // Every queue's archived counts in one statement, not one per queue.
+  const counts = await archivedPrCountsOf(
+    ctx.db,
+    queues.map((q) => q.id),
+  );
+  for (const q of queues) {
     samples.push(
-      ...queueLines(names.get(q.repo_id) ?? '', loadState(q).state, await archivedPrCounts(ctx.db, q.id)),
+      ...queueLines(names.get(q.repo_id) ?? '', loadState(q).state, counts.get(q.id) ?? new Map()),
     );
   }
   return (Object.entries(METRICS) as [string, string][])
