@@ -8,6 +8,29 @@ export function utc(ms: number): string {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
 }
 
+/** "2026-11-01 12:05:09 UTC" */
+export function utcSeconds(ms: number): string {
+  const d = new Date(ms);
+  return `${utc(ms).slice(0, -4)}:${pad(d.getUTCSeconds())} UTC`;
+}
+
+/**
+ * Whether times shown together need their seconds: two of them (different instants) fall in the
+ * same minute, so minutes alone would read as equal ("08:01 UTC" five times).
+ */
+export function needSeconds(times: readonly (number | string | null | undefined)[]): boolean {
+  const byMinute = new Map<number, number>();
+  for (const t of times) {
+    const at = typeof t === 'string' ? Date.parse(t) : t;
+    if (at === null || at === undefined || !Number.isFinite(at)) continue;
+    const minute = Math.floor(at / 60_000);
+    const seen = byMinute.get(minute);
+    if (seen !== undefined && seen !== at) return true;
+    byMinute.set(minute, at);
+  }
+  return false;
+}
+
 /** "Nov 1" */
 export function shortDay(ms: number): string {
   const d = new Date(ms);
@@ -15,12 +38,12 @@ export function shortDay(ms: number): string {
   return `${months[d.getUTCMonth()]} ${d.getUTCDate()}`;
 }
 
-/** A <time> element with the machine-readable instant. */
-export function time(ms: number | string | null | undefined): Html {
+/** A <time> element with the machine-readable instant; to the second when `seconds` (see needSeconds). */
+export function time(ms: number | string | null | undefined, seconds = false): Html {
   if (ms === null || ms === undefined || ms === '') return html`—`;
   const at = typeof ms === 'string' ? Date.parse(ms) : ms;
   if (!Number.isFinite(at)) return html`—`;
-  return html`<time datetime="${new Date(at).toISOString()}">${utc(at)}</time>`;
+  return html`<time datetime="${new Date(at).toISOString()}">${seconds ? utcSeconds(at) : utc(at)}</time>`;
 }
 
 /** "3 d 4 h", "2 h 5 min", "45 s" */

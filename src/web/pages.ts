@@ -12,8 +12,8 @@ import { pathSegments, repoTargets } from './paths.ts';
  *
  * - `GET /{org}`: the organization's overview; `{org}` is an organization slug in any case
  *   (app/tokens.ts ORG_SLUG_PATTERN), but not `v1`, the API's prefix.
- * - `GET /{org}/repos/{host}/{owner…}/{name}[/tests/{id} | /queues/{branch}[/runs/{id} | /prs/{n}] |
- *   /pulls/{n}]` and `POST …/tests/{id}/quarantine | flag` (web/paths.ts, repoTargets).
+ * - `GET /{org}/repos/{host}/{owner…}/{name}[/failing | /tests/{id} | /queues/{branch}[/runs/{id} |
+ *   /prs/{n}] | /pulls/{n}]` and `POST …/tests/{id}/quarantine | flag` (web/paths.ts, repoTargets).
  * - `GET /{org}/flaky-tests/test/{id}`: the link trunk-analytics-cli prints for a test.
  *
  * HEAD is asked as GET. `/`, `/login`, `/logout` and `/assets/app.css` are routes of their own.

@@ -15,11 +15,13 @@ export const paths = {
     `${paths.queue(org, repo, branch)}/runs/${encodeURIComponent(runId)}`,
   pr: (org: string, repo: RepoRef, branch: string, n: number) => `${paths.queue(org, repo, branch)}/prs/${n}`,
   pull: (org: string, repo: RepoRef, n: number) => `${repositoryHtmlUrl('', org, repo)}/pulls/${n}`,
+  failing: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/failing`,
 };
 
 /** What a path under /{org}/repos/ names, once the repository part is known. */
 export type RepoRoute =
   | { readonly page: 'repo' }
+  | { readonly page: 'failing' }
   | { readonly page: 'test'; readonly testId: string }
   | { readonly page: 'test-action'; readonly testId: string; readonly action: 'quarantine' | 'flag' }
   | { readonly page: 'queue'; readonly branch: string }
@@ -38,6 +40,7 @@ const NUMBER = /^[1-9]\d{0,9}$/;
 function routeOf(tail: readonly string[]): RepoRoute | undefined {
   const [a, b, c, d] = tail;
   if (tail.length === 0) return { page: 'repo' };
+  if (tail.length === 1 && a === 'failing') return { page: 'failing' };
   if (tail.length === 2 && a === 'tests' && b) return { page: 'test', testId: b };
   if (tail.length === 2 && a === 'queues' && b) return { page: 'queue', branch: b };
   if (tail.length === 2 && a === 'pulls' && b && NUMBER.test(b)) return { page: 'pull', number: Number(b) };
@@ -76,7 +79,7 @@ export function pathSegments(rawUrl: string): string[] | undefined {
  */
 export function repoTargets(segments: readonly string[]): RepoTarget[] {
   const out: RepoTarget[] = [];
-  for (const tailLength of [4, 3, 2, 0]) {
+  for (const tailLength of [4, 3, 2, 1, 0]) {
     if (segments.length - tailLength < 3) continue;
     const route = routeOf(segments.slice(segments.length - tailLength));
     if (route === undefined) continue;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FAILING_WINDOWS, type FailingQuery, failingTestsPage } from '../app/dashboard/failing.ts';
 import { organizationOverview } from '../app/dashboard/overview.ts';
 import { prPage, pullPage, queuePage, runPage } from '../app/dashboard/queues.ts';
 import { sessionCaller, signIn } from '../app/dashboard/session.ts';
@@ -12,9 +13,10 @@ import type { RouteDeps } from '../http/types.ts';
 import { isDashboardPage } from './pages.ts';
 import { pathSegments, paths, type RepoTarget, repoTargets } from './paths.ts';
 import { readCookie, SESSION_COOKIE, Sessions } from './session.ts';
+import { failingView } from './views/failing.ts';
 import type { Viewer } from './views/layout.ts';
 import { overviewView } from './views/overview.ts';
-import { prView, pullView, queueView, runView } from './views/queue.ts';
+import { prView, pullView, QUEUE_REFRESH_SCRIPT, queueView, runView } from './views/queue.ts';
 import { repoView } from './views/repo.ts';
 import { errorView, loginView, notFoundView } from './views/simple.ts';
 import { testView } from './views/test.ts';
@@ -25,11 +27,17 @@ const CSS_ETAG = `"${createHash('sha256').update(CSS).digest('base64url').slice(
 const CSS_HREF = `/assets/app.css?v=${CSS_ETAG.slice(1, 11)}`;
 
 /**
- * What every dashboard page may load: its own stylesheet and inline SVG. No scripts at all, no
- * framing, forms only to this site.
+ * What every dashboard page may load: its own stylesheet and inline SVG. No scripts (the queue page
+ * alone runs its own reload script, allowed by hash: QUEUE_CSP), no framing, forms only to this site.
  */
 const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** The CSP of a page with one inline script of the code's own: that exact text, by its SHA-256, and nothing else. */
+function scriptCsp(script: string): string {
+  return `${CSP}; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`;
+}
+const QUEUE_CSP = scriptCsp(QUEUE_REFRESH_SCRIPT);
 
 const OVERRIDES = new Set<OverrideSetting>(['AUTO', 'ALWAYS_QUARANTINE', 'NEVER_QUARANTINE']);
 const SHOWS = new Set(['unhealthy', 'flaky', 'broken', 'quarantined']);
@@ -43,13 +51,13 @@ interface WebSession {
 
 type Form = Record<string, string | undefined>;
 
-function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+function sendPage(reply: FastifyReply, status: number, body: string, csp = CSP): FastifyReply {
   return reply
     .status(status)
     .headers({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
-      'content-security-policy': CSP,
+      'content-security-policy': csp,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'same-origin',
@@ -77,6 +85,16 @@ function listQuery(query: unknown): ListQuery {
     search: text(q['q'], 200),
     owner: text(q['owner'], 200),
     sort: (SORTS.has(sort) ? sort : 'prs') as ListQuery['sort'],
+    page: Number.isFinite(page) && page > 0 ? page : 1,
+  };
+}
+
+function failingQuery(query: unknown): FailingQuery {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const window = text(q['window'], 10);
+  const page = Number.parseInt(text(q['page'], 9), 10);
+  return {
+    window: window in FAILING_WINDOWS ? (window as FailingQuery['window']) : '24h',
     page: Number.isFinite(page) && page > 0 ? page : 1,
   };
 }
@@ -315,6 +333,14 @@ export async function registerDashboard(
               repoView(CSS_HREF, s.viewer, await unhealthyTestsPage(ctx, s.caller, repo, q), q),
             );
           }
+          case 'failing': {
+            const q = failingQuery(query);
+            return sendPage(
+              reply,
+              200,
+              failingView(CSS_HREF, s.viewer, await failingTestsPage(ctx, s.caller, repo, q), q),
+            );
+          }
           case 'test': {
             const data = await testPage(ctx, s.caller, repo, route.testId);
             return sendPage(
@@ -325,7 +351,12 @@ export async function registerDashboard(
           }
           case 'queue': {
             const data = await queuePage(ctx, s.caller, forge, repo, route.branch);
-            return sendPage(reply, 200, queueView(CSS_HREF, s.viewer, data, route.branch, ctx.now()));
+            return sendPage(
+              reply,
+              200,
+              queueView(CSS_HREF, s.viewer, data, route.branch, ctx.now()),
+              QUEUE_CSP,
+            );
           }
           case 'run': {
             const data = await runPage(ctx, s.caller, repo, route.branch, route.runId);

@@ -338,7 +338,15 @@ describe('the dashboard in a browser', () => {
     expect(await page.getByText('ignore_quarantined').count()).toBeGreaterThan(0);
     expect(await page.getByRole('link', { name: '#2' }).count()).toBeGreaterThan(0);
     await shot('queue');
-    await page.locator('table').last().locator('tr', { hasText: '#1' }).locator('a.mono').first().click();
+    // The queue comes first, then the runs (full ids), then the finished PRs, then the settings folded.
+    const headings = await page.getByRole('heading', { level: 2 }).allTextContents();
+    expect(headings.slice(0, 3)).toEqual([
+      expect.stringMatching(/^In the queue/),
+      'Test runs',
+      'Recently finished',
+    ]);
+    expect(await page.locator('details#queue-settings').getAttribute('open')).toBeNull();
+    await page.locator('tr', { hasText: '#1' }).locator('a.run-id').first().click();
     await page.waitForURL(/\/runs\//);
     expect(await page.getByRole('link', { name: 'https://ci.example/builds/42' }).getAttribute('href')).toBe(
       'https://ci.example/builds/42',
@@ -355,12 +363,44 @@ describe('the dashboard in a browser', () => {
     await shot('pull');
   });
 
+  it('lists the failing tests of 24 hours and 7 days, linked from the repository page', async () => {
+    await page.goto(`${url}${BASE}`);
+    await page.getByRole('link', { name: 'Failing tests' }).click();
+    await page.waitForURL(`${url}${BASE}/failing`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+      'Failing tests · github.com/acme/web',
+    );
+    await page.getByRole('link', { name: 'Last 7 days' }).click();
+    await page.waitForURL(/window=7d/);
+    const names = await page.locator('a.test-name').allTextContents();
+    expect(names).toContain('test_login');
+    expect(names).not.toContain('test_ok');
+    const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
+    expect(overflow).toBeLessThanOrEqual(1);
+    await shot('failing');
+  });
+
+  it('reloads the queue page by itself, keeping the scroll position', async () => {
+    await page.setViewportSize({ width: 390, height: 400 });
+    await page.goto(`${url}${BASE}/queues/main`);
+    const asOf = await page.locator('main p time').first().getAttribute('datetime');
+    await page.evaluate('window.scrollTo(0, 250)');
+    // The page's "as of" time changes when the page reloaded (the script runs every 15 s; the
+    // page's CSP refuses eval, so the test polls from outside).
+    await expect
+      .poll(() => page.locator('main p time').first().getAttribute('datetime'), { timeout: 20_000 })
+      .not.toBe(asOf);
+    await expect.poll(() => page.evaluate('window.scrollY')).toBe(250);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 30_000);
+
   it('is readable on a phone: nothing wider than the screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [name, target] of [
       ['phone-overview', '/acme'],
       ['phone-repo', BASE],
       ['phone-queue', `${BASE}/queues/main`],
+      ['phone-failing', `${BASE}/failing?window=7d`],
     ] as const) {
       await page.goto(`${url}${target}`);
       const overflow = Number(

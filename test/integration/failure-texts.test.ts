@@ -86,6 +86,7 @@ describe('failure texts', () => {
       '0016_forge_grants',
       '0017_queue_labels',
       '0018_test_rollups',
+      '0019_default_broken_monitor',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

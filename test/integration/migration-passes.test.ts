@@ -111,6 +111,7 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0016_forge_grants',
       '0017_queue_labels',
       '0018_test_rollups',
+      '0019_default_broken_monitor',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);

@@ -35,6 +35,14 @@ export interface QueuePage {
   /** Test runs, newest first; archived ones are finished runs taken out of the live state. */
   readonly runs: { run: TestRun; archived: boolean }[];
   readonly targetHead: string;
+  /** Whether the repository's queue acts on GitHub, or on the plain-git forge (src/forge/router.ts). */
+  readonly onGitHub: boolean;
+}
+
+/** The forge the queue of this repository acts on, by the same rule as the forge router. */
+export function isOnGitHub(ctx: AppContext, ref: RepoRef): boolean {
+  const gh = ctx.config.github;
+  return gh !== undefined && ref.host.toLowerCase() === gh.host.toLowerCase();
 }
 
 /** The merge queue of one target branch: its settings, the PRs in it and the recent test runs. */
@@ -79,14 +87,31 @@ export async function queuePage(
     finished,
     runs,
     targetHead: state.targetHead,
+    onGitHub: isOnGitHub(ctx, ref),
   };
 }
 
-/** A test run: exactly what getMergeQueueTestingDetails answers. */
+/** A PR the run's test branch had merged in ahead of the tested ones, and when it merged into the target. */
+export interface DependentPr {
+  readonly number: number;
+  /** When it merged into the target branch, if it did. */
+  readonly mergedAt: number | null;
+}
+
+/**
+ * A test run: exactly what getMergeQueueTestingDetails answers, plus when each PR it depends on
+ * merged (a PR that merged before the run was created was in its base already: not a dependency).
+ */
 export async function runPage(ctx: AppContext, caller: Caller, ref: RepoRef, branch: string, runId: string) {
   const repository = await findRepository(ctx.db, caller, ref);
   const details = await testingDetails(ctx, caller, { repo: ref, targetBranch: branch, testRunId: runId });
-  return { repository, details };
+  const queue = await findQueueOf(ctx, caller, ref, branch);
+  const dependents: DependentPr[] = [];
+  for (const n of details.dependentPrs) {
+    const entry = getPrRecord(queue.state, n) ?? (await archivedPr(ctx.db, queue.row.id, n));
+    dependents.push({ number: n, mergedAt: entry?.state === 'merged' ? entry.stateChangedAt : null });
+  }
+  return { repository, details, dependents };
 }
 
 /** A PR's latest submission to one queue: exactly what getSubmittedPullRequest answers. */

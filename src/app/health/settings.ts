@@ -1,4 +1,8 @@
-import { type DetectionPolicy, defaultPolicy, type QuarantineSettings } from '../../domain/health/index.ts';
+import {
+  type DetectionPolicy,
+  newRepositoryPolicy,
+  type QuarantineSettings,
+} from '../../domain/health/index.ts';
 import type { Queryable } from '../../store/db.ts';
 import { findRepoSettings } from '../../store/settings.ts';
 
@@ -11,13 +15,15 @@ export interface HealthSettings {
 
 /**
  * Defaults: quarantining on and flaky tests auto-quarantined (that is what the service is for; a
- * repository turns either off through update-repository-settings), and the default detection
- * policy (pass-on-retry on, 7-day recovery, all branches).
+ * repository turns either off through update-repository-settings), and the detection policy of a
+ * new repository (pass-on-retry on, 7-day recovery, all branches; the default broken-test monitor).
+ * Every repository that existed before that monitor became a default has a settings row (migration
+ * 0019), so a repository without one is new.
  */
 export function defaultHealthSettings(): HealthSettings {
   return {
     quarantine: { quarantiningEnabled: true, autoQuarantineFlaky: true },
-    policy: defaultPolicy(),
+    policy: newRepositoryPolicy(),
     ticketUrlTemplate: null,
   };
 }

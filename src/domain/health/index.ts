@@ -14,11 +14,14 @@ export type {
 } from './policy.ts';
 export {
   DAY_MS,
+  DEFAULT_BROKEN_MONITOR_ID,
+  defaultBrokenMonitor,
   defaultPolicy,
   failureCountMonitor,
   failureRateMonitor,
   HOUR_MS,
   historyWindowMs,
+  newRepositoryPolicy,
   PASS_ON_RETRY_ID,
   passesCanActivate,
   RETRY_PAIRING_MS,

@@ -76,13 +76,62 @@ export type FailureRateMonitorInput = Omit<
 export type FailureCountMonitorInput = Omit<FailureCountMonitorConfig, 'failureCount' | 'enabled'> &
   Partial<Pick<FailureCountMonitorConfig, 'failureCount' | 'enabled'>>;
 
-/** The policy of a new repository: pass-on-retry on all branches with 7 recovery days, nothing else. */
+/**
+ * Pass-on-retry on all branches with 7 recovery days, nothing else: the policy of a repository
+ * created before the default broken-test monitor existed (migration 0019 writes it for each of
+ * them, so their detection does not change on upgrade). New repositories get `newRepositoryPolicy`.
+ */
 export function defaultPolicy(): DetectionPolicy {
   return {
     passOnRetry: { enabled: true, recoveryDays: 7, branches: ['*'] },
     failureRateMonitors: [],
     failureCountMonitors: [],
   };
+}
+
+/** The id of the broken-test monitor a new repository starts with. */
+export const DEFAULT_BROKEN_MONITOR_ID = 'default-broken';
+
+/**
+ * The branches the default broken-test monitor counts: the usual default branches and the test
+ * branches of merge queues (this server's own, Trunk's, GitHub's, Graphite's). Failures on pull
+ * request branches are expected while a change is being written and do not count.
+ */
+export const STABLE_BRANCHES = [
+  'main',
+  'master',
+  'mainline-merge/*',
+  'trunk-merge/*',
+  'gh-readonly-queue/*',
+  'graphite-merge/*',
+] as const;
+
+/**
+ * The broken-test monitor every new repository starts with: BROKEN after 4 failures within an hour
+ * on a stable branch (STABLE_BRANCHES), resolved after 24 hours without one (docs/dashboard.md
+ * "Broken tests by default" says why these numbers). Anchors: Trunk's failure-count monitor (count
+ * 1 by default, off by default, meant for main, merge-queue and release branches) and Datadog's
+ * "broken" (failed every run). One failure is what a flaky test does in a CI run before its retry
+ * passes, and BROKEN outranks FLAKY (a BROKEN test is never auto-quarantined and fails a queue run
+ * for real), so the count is the attempts of a CI run with three retries that all failed, or four
+ * failed runs within the hour.
+ */
+export function defaultBrokenMonitor(): FailureCountMonitorConfig {
+  return {
+    id: DEFAULT_BROKEN_MONITOR_ID,
+    name: 'Broken: 4 failures within an hour',
+    detectionType: 'broken',
+    failureCount: 4,
+    windowHours: 1,
+    resolutionTimeoutHours: 24,
+    branches: [...STABLE_BRANCHES],
+    enabled: true,
+  };
+}
+
+/** The policy of a repository created now: `defaultPolicy` plus the default broken-test monitor. */
+export function newRepositoryPolicy(): DetectionPolicy {
+  return { ...defaultPolicy(), failureCountMonitors: [defaultBrokenMonitor()] };
 }
 
 /** Fills a failure-rate monitor's defaults: resolution = activation threshold, no stale timeout, enabled. */

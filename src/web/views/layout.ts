@@ -1,4 +1,4 @@
-import { type Html, html, type Part } from '../html.ts';
+import { type Html, html, type Part, raw } from '../html.ts';
 import { paths } from '../paths.ts';
 
 /** Who is signed in, as every page's header shows it. */
@@ -20,6 +20,13 @@ export interface PageOptions {
   readonly crumbs?: readonly Crumb[];
   /** The stylesheet's URL (versioned so it can be cached for long). */
   readonly css: string;
+  /**
+   * An inline script of the code's own (never data), run at the end of the body. The page's CSP must
+   * allow exactly this text by its hash (web/routes.ts `scriptCsp`); pages work without it.
+   */
+  readonly script?: string;
+  /** Seconds after which a browser without scripts reloads the page (a <noscript> meta refresh). */
+  readonly refreshWithoutScript?: number;
 }
 
 export function csrfField(viewer: Viewer): Html {
@@ -57,6 +64,7 @@ export function page(options: PageOptions, body: Part): string {
 <meta name="referrer" content="same-origin">
 <title>${options.title} · Mainline</title>
 <link rel="stylesheet" href="${options.css}">
+${options.refreshWithoutScript !== undefined ? html`<noscript><meta http-equiv="refresh" content="${options.refreshWithoutScript}"></noscript>` : ''}
 </head>
 <body>
 <a class="skip" href="#main">Skip to main content</a>
@@ -67,6 +75,7 @@ ${crumbs(options.crumbs)}
 ${body}
 </main>
 <footer>Mainline · flaky tests and merge queue</footer>
+${options.script !== undefined ? html`<script>${raw(options.script)}</script>` : ''}
 </body>
 </html>`}\n`;
 }

@@ -1,14 +1,22 @@
 import type { PullPage, prPage, QueuePage, runPage } from '../../app/dashboard/queues.ts';
 import type { RepoRef } from '../../app/repositories.ts';
 import type { PrEntry, TestRun } from '../../domain/queue/index.ts';
-import { badge, duration, shortSha, time } from '../format.ts';
+import { badge, duration, needSeconds, shortSha, time } from '../format.ts';
 import { externalLink, type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
 import { type Crumb, page, type Viewer } from './layout.ts';
 
 const fullName = (r: RepoRef) => `${r.host}/${r.owner}/${r.name}`;
-/** Run ids are `<queue seed>-<n>`: their end tells them apart. */
-const shortRun = (id: string) => (id.length > 12 ? `…${id.slice(-8)}` : id);
+
+/** Seconds between reloads of the queue page. */
+export const QUEUE_REFRESH_SECONDS = 15;
+
+/**
+ * Reloads the queue page every QUEUE_REFRESH_SECONDS while it is visible, keeping the scroll
+ * position and which <details> are open (kept in sessionStorage for this path across the reload).
+ * Allowed by the page's CSP through its hash; without scripts a <noscript> meta refresh reloads it.
+ */
+export const QUEUE_REFRESH_SCRIPT = `(()=>{const k="mainline-keep:"+location.pathname;const s=sessionStorage.getItem(k);if(s!==null){sessionStorage.removeItem(k);try{const v=JSON.parse(s);for(const id of v.open){const d=document.getElementById(id);if(d)d.open=true}scrollTo(0,v.y)}catch{}}setInterval(()=>{if(document.hidden)return;const open=[...document.querySelectorAll("details[id]")].filter(d=>d.open).map(d=>d.id);sessionStorage.setItem(k,JSON.stringify({y:scrollY,open}));location.reload()},${QUEUE_REFRESH_SECONDS * 1000})})();`;
 
 function queueCrumbs(org: string, repo: RepoRef, branch: string, last?: string): Crumb[] {
   const out: Crumb[] = [
@@ -19,6 +27,14 @@ function queueCrumbs(org: string, repo: RepoRef, branch: string, last?: string):
   else out.push({ label: `queue ${branch}`, href: paths.queue(org, repo, branch) }, { label: last });
   return out;
 }
+
+/** Queue settings that only a GitHub queue acts on: the plain-git forge has no PR comments, commands, status checks or draft PRs. */
+const GITHUB_ONLY = new Set([
+  'createPrsForTestingBranches',
+  'commentsEnabled',
+  'commandsEnabled',
+  'statusCheckEnabled',
+]);
 
 function value(v: unknown): Html {
   if (typeof v === 'boolean') return html`${v ? 'yes' : 'no'}`;
@@ -46,78 +62,122 @@ const SETTING_LABELS: Record<string, string> = {
   mergeMethod: 'Merge method',
 };
 
-function runsTable(org: string, repo: RepoRef, branch: string, runs: QueuePage['runs'], now: number): Html {
+function runsTable(
+  org: string,
+  repo: RepoRef,
+  branch: string,
+  runs: QueuePage['runs'],
+  now: number,
+  seconds: boolean,
+): Html {
   if (runs.length === 0) return html`<p class="muted">No test runs yet.</p>`;
   const row = ({ run, archived }: { run: TestRun; archived: boolean }) =>
     html`<tr>
-<td><a class="mono" href="${paths.run(org, repo, branch, run.id)}" title="${run.id}">${shortRun(run.id)}</a></td>
-<td>${badge(run.status === 'building' ? 'in_progress' : run.status)}</td>
-<td>${run.kind}</td>
-<td>${run.tested.map((n, i) => html`${i > 0 ? ', ' : ''}<a href="${paths.pr(org, repo, branch, n)}">#${n}</a>`)}</td>
-<td>${time(run.createdAt)} <span class="hint">(${duration(now - run.createdAt)} ago)</span></td>
-<td>${run.failure?.reason ?? ''}</td>
-<td>${archived ? 'archived' : 'live'}</td>
+<td data-label="Run"><a class="mono run-id" href="${paths.run(org, repo, branch, run.id)}">${run.id}</a></td>
+<td data-label="Status">${badge(run.status === 'building' ? 'in_progress' : run.status)}</td>
+<td data-label="PRs tested">${run.tested.map((n, i) => html`${i > 0 ? ', ' : ''}<a href="${paths.pr(org, repo, branch, n)}">#${n}</a>`)}${run.kind === 'bisection' ? html` <span class="hint">(bisection)</span>` : ''}</td>
+<td data-label="Started">${time(run.createdAt, seconds)} <span class="hint">(${duration(now - run.createdAt)} ago)</span></td>
+<td data-label="Failure">${run.failure?.reason ?? ''}</td>
+<td data-label="Where">${archived ? 'archived' : 'live'}</td>
 </tr>`;
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"><table class="stack">
 <caption class="visually-hidden">Recent test runs, newest first</caption>
-<thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">PRs tested</th><th scope="col">Started</th><th scope="col">Failure</th><th scope="col">Where</th></tr></thead>
+<thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">PRs tested</th><th scope="col">Started</th><th scope="col">Failure</th><th scope="col">Where</th></tr></thead>
 <tbody>${runs.map(row)}</tbody></table></div>`;
 }
 
-function prRows(
+function queuedRows(
   org: string,
   repo: RepoRef,
   branch: string,
   prs: readonly PrEntry[],
   now: number,
-  queued: boolean,
+  seconds: boolean,
 ) {
   return prs.map(
     (e, i) => html`<tr>
-${queued ? html`<td class="num">${e.state === 'not_ready' ? '—' : i + 1}</td>` : ''}
-<td><a href="${paths.pr(org, repo, branch, e.number)}">#${e.number}</a></td>
-<td>${e.title}</td>
-<td>${e.author}</td>
-<td>${badge(e.state)}<div class="hint">${e.reason}</div></td>
-<td>${e.priorityName}</td>
-<td>${queued ? duration(now - e.submittedAt) : html`${duration(e.stateChangedAt - e.submittedAt)} in the queue`}</td>
-<td>${time(e.stateChangedAt)}</td>
+<td class="num" data-label="Position">${e.state === 'not_ready' ? '—' : i + 1}</td>
+<td data-label="PR"><a href="${paths.pr(org, repo, branch, e.number)}">#${e.number}</a> ${e.title}</td>
+<td data-label="State">${badge(e.state)}<div class="hint">${e.reason}</div></td>
+<td data-label="In this state">${duration(now - e.stateChangedAt)} <span class="hint">since ${time(e.stateChangedAt, seconds)}</span></td>
+<td data-label="Waiting">${duration(now - e.submittedAt)}</td>
+<td data-label="Author">${e.author}</td>
+<td data-label="Priority">${e.priorityName}</td>
 </tr>`,
   );
 }
 
-/** A merge queue: state and settings, the PRs in it with their wait, recent PRs and test runs. */
+function finishedRows(org: string, repo: RepoRef, branch: string, prs: readonly PrEntry[], seconds: boolean) {
+  return prs.map(
+    (e) => html`<tr>
+<td data-label="PR"><a href="${paths.pr(org, repo, branch, e.number)}">#${e.number}</a> ${e.title}</td>
+<td data-label="State">${badge(e.state)}<div class="hint">${e.reason}</div></td>
+<td data-label="Finished">${time(e.stateChangedAt, seconds)}</td>
+<td data-label="Time in queue">${duration(e.stateChangedAt - e.submittedAt)}</td>
+<td data-label="Author">${e.author}</td>
+<td data-label="Priority">${e.priorityName}</td>
+</tr>`,
+  );
+}
+
+/** A setting's value as it acts on this queue: GitHub-only settings do nothing on plain git. */
+function settingValue(key: string, v: unknown, onGitHub: boolean): Html {
+  if (!onGitHub && GITHUB_ONLY.has(key)) {
+    return html`<span class="muted">no effect on plain git</span> <span class="hint">(set to ${value(v)})</span>`;
+  }
+  return value(v);
+}
+
+/**
+ * A merge queue, leading with the queue: the PRs in it in order with their state and how long they
+ * have been in it, the test runs (full ids), the PRs that left it, and last the settings (folded).
+ */
 export function queueView(css: string, viewer: Viewer, data: QueuePage, branch: string, now: number): string {
   const org = viewer.orgSlug;
   const repo = data.repository;
   const s = data.settings;
+  const seconds = needSeconds([
+    ...data.queued.map((e) => e.stateChangedAt),
+    ...data.finished.map((e) => e.stateChangedAt),
+    ...data.runs.map((r) => r.run.createdAt),
+  ]);
   const settings = Object.entries(SETTING_LABELS).map(
-    ([key, label]) => html`<dt>${label}</dt><dd>${value((s as Record<string, unknown>)[key])}</dd>`,
+    ([key, label]) =>
+      html`<dt>${label}</dt><dd>${settingValue(key, (s as Record<string, unknown>)[key], data.onGitHub)}</dd>`,
   );
-  const head = html`<thead><tr><th scope="col" class="num">Position</th><th scope="col">PR</th><th scope="col">Title</th><th scope="col">Author</th><th scope="col">State</th><th scope="col">Priority</th><th scope="col">Waiting</th><th scope="col">State since</th></tr></thead>`;
-  const finishedHead = html`<thead><tr><th scope="col">PR</th><th scope="col">Title</th><th scope="col">Author</th><th scope="col">State</th><th scope="col">Priority</th><th scope="col">Time in queue</th><th scope="col">Finished</th></tr></thead>`;
+  const head = html`<thead><tr><th scope="col" class="num">Position</th><th scope="col">PR</th><th scope="col">State</th><th scope="col">In this state</th><th scope="col">Waiting</th><th scope="col">Author</th><th scope="col">Priority</th></tr></thead>`;
+  const finishedHead = html`<thead><tr><th scope="col">PR</th><th scope="col">State</th><th scope="col">Finished</th><th scope="col">Time in queue</th><th scope="col">Author</th><th scope="col">Priority</th></tr></thead>`;
   return page(
-    { title: `Merge queue · ${branch}`, viewer, css, crumbs: queueCrumbs(org, repo, branch) },
-    html`<dl class="facts">
-<dt>State</dt><dd>${badge(s.state)}</dd>
-<dt>Target branch</dt><dd class="mono">${s.branch} @ ${shortSha(data.targetHead)}</dd>
-<dt>Flake protection</dt><dd>${data.flakeProtection ?? html`<span class="muted">unknown (the repository could not be read)</span>`}</dd>
-${settings}
-</dl>
+    {
+      title: `Merge queue · ${branch}`,
+      viewer,
+      css,
+      crumbs: queueCrumbs(org, repo, branch),
+      script: QUEUE_REFRESH_SCRIPT,
+      refreshWithoutScript: QUEUE_REFRESH_SECONDS,
+    },
+    html`<p>${badge(s.state)} Target <span class="mono">${s.branch} @ ${shortSha(data.targetHead)}</span> · <span class="hint">as of ${time(now, true)}; this page reloads every ${QUEUE_REFRESH_SECONDS} s</span> · <a href="${paths.queue(org, repo, branch)}">Reload now</a></p>
 <h2>In the queue (${data.queued.length})</h2>
 ${
   data.queued.length === 0
     ? html`<p class="muted">The queue is empty.</p>`
-    : html`<div class="table-wrap"><table><caption class="visually-hidden">Pull requests in the queue, in queue order</caption>${head}<tbody>${prRows(org, repo, branch, data.queued, now, true)}</tbody></table></div>`
+    : html`<div class="table-wrap"><table class="stack"><caption class="visually-hidden">Pull requests in the queue, in queue order</caption>${head}<tbody>${queuedRows(org, repo, branch, data.queued, now, seconds)}</tbody></table></div>`
 }
+<h2>Test runs</h2>
+${runsTable(org, repo, branch, data.runs, now, seconds)}
 <h2>Recently finished</h2>
 ${
   data.finished.length === 0
     ? html`<p class="muted">No pull request has left the queue yet.</p>`
-    : html`<div class="table-wrap"><table><caption class="visually-hidden">Pull requests that left the queue, newest first</caption>${finishedHead}<tbody>${prRows(org, repo, branch, data.finished, now, false)}</tbody></table></div>`
+    : html`<div class="table-wrap"><table class="stack"><caption class="visually-hidden">Pull requests that left the queue, newest first</caption>${finishedHead}<tbody>${finishedRows(org, repo, branch, data.finished, seconds)}</tbody></table></div>`
 }
-<h2>Test runs</h2>
-${runsTable(org, repo, branch, data.runs, now)}`,
+<details id="queue-settings"><summary>Settings and flake protection</summary>
+<dl class="facts">
+<dt>Forge</dt><dd>${data.onGitHub ? 'GitHub' : 'plain git (the built-in forge)'}</dd>
+<dt>Flake protection</dt><dd>${data.flakeProtection ?? html`<span class="muted">unknown (the repository could not be read)</span>`}</dd>
+${settings}
+</dl>
+</details>`,
   );
 }
 
@@ -169,6 +229,18 @@ export function runView(
       : html`<div class="table-wrap"><table><caption class="visually-hidden">Status checks of the test branch</caption>
 <thead><tr><th scope="col">Check</th><th scope="col">State</th><th scope="col">Link</th></tr></thead>
 <tbody>${d.statusChecks.map((c) => html`<tr><td>${c.context}</td><td>${badge(c.state)}</td><td>${c.url === '' ? html`<span class="muted">no link</span>` : externalLink(c.url, c.url)}</td></tr>`)}</tbody></table></div>`;
+  const created = Date.parse(d.createdAt);
+  // A PR merged before the run was created was in its base already (its test branch was built on
+  // that base), so it is no dependency; one merged later was merged into the test branch by the run.
+  const dependents = data.dependents.filter((p) => p.mergedAt === null || p.mergedAt > created);
+  const seconds = needSeconds([created, ...dependents.map((p) => p.mergedAt)]);
+  const dependsOn =
+    dependents.length === 0
+      ? html`<span class="muted">none</span>`
+      : dependents.map(
+          (p, i) =>
+            html`${i > 0 ? ', ' : ''}<a href="${paths.pr(org, repo, branch, p.number)}">#${p.number}</a>${p.mergedAt !== null ? html` <span class="hint">(merged since, ${time(p.mergedAt, seconds)})</span>` : ''}`,
+        );
   const tested = d.testedPullRequests.map(
     (p) =>
       html`<li><a href="${paths.pr(org, repo, branch, p.prNumber)}">#${p.prNumber} ${p.title}</a> <span class="hint">(${p.prUrl.startsWith('http') ? externalLink(p.prUrl, 'pull request') : p.prUrl})</span></li>`,
@@ -178,18 +250,18 @@ export function runView(
       title: `Test run ${runId}`,
       viewer,
       css,
-      crumbs: queueCrumbs(org, repo, branch, `run ${shortRun(runId)}`),
+      crumbs: queueCrumbs(org, repo, branch, `run ${runId}`),
     },
     html`<dl class="facts">
 <dt>Status</dt><dd>${badge(d.status)}</dd>
 ${d.failureReason !== undefined ? html`<dt>Failure reason</dt><dd>${d.failureReason}</dd>` : ''}
-<dt>Created</dt><dd>${time(d.createdAt)}</dd>
+<dt>Created</dt><dd>${time(d.createdAt, seconds)}</dd>
 <dt>Test branch</dt><dd class="mono">${d.testBranch}</dd>
 <dt>Test branch commit</dt><dd class="mono">${d.testBranchSha === '' ? '—' : d.testBranchSha}</dd>
 <dt>Required statuses</dt><dd>${value(d.requiredStatuses)} <span class="hint">(from ${d.requiredStatusesSource.replaceAll('_', ' ')})</span></dd>
 <dt>Impacted targets</dt><dd>${value(d.impactedTargets ?? null)}</dd>
 <dt>Impacted targets of the tested PRs</dt><dd>${value(d.impactedTargetsForTestedPrs ?? null)}</dd>
-<dt>Depends on PRs</dt><dd>${d.dependentPrs.length === 0 ? html`<span class="muted">none</span>` : d.dependentPrs.map((n, i) => html`${i > 0 ? ', ' : ''}<a href="${paths.pr(org, repo, branch, n)}">#${n}</a>`)}</dd>
+<dt>Depends on PRs</dt><dd>${dependsOn}</dd>
 <dt>Check suites</dt><dd>${d.checkSuites.length === 0 ? html`<span class="muted">none</span>` : String(d.checkSuites.length)}</dd>
 ${
   d.testResults !== undefined
@@ -229,6 +301,7 @@ export function prView(
             : ''
         }${judgementBlock(org, repo, fp, 'Flake protection judgement')}`;
   const r = p.readiness;
+  const historySeconds = needSeconds(p.history.map((h) => h.at));
   return page(
     {
       title: `#${p.prNumber} ${p.prTitle}`,
@@ -237,7 +310,7 @@ export function prView(
       crumbs: queueCrumbs(org, repo, branch, `PR #${p.prNumber}`),
     },
     html`<dl class="facts">
-<dt>State</dt><dd>${badge(p.state)} since ${time(p.stateChangedAt)}</dd>
+<dt>State</dt><dd>${badge(p.state)} since ${time(p.stateChangedAt, historySeconds)}</dd>
 <dt>Why</dt><dd><strong>${p.stateReason}</strong></dd>
 <dt>Author</dt><dd>${p.prAuthor}</dd>
 <dt>Head commit</dt><dd class="mono">${p.prSha}</dd>
@@ -253,7 +326,7 @@ ${banner}
 <h2>History</h2>
 <div class="table-wrap"><table><caption class="visually-hidden">States of this submission, oldest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">State</th><th scope="col">Reason</th></tr></thead>
-<tbody>${p.history.map((h) => html`<tr><td>${time(h.at)}</td><td>${badge(h.state)}</td><td>${h.reason}</td></tr>`)}</tbody>
+<tbody>${p.history.map((h) => html`<tr><td>${time(h.at, historySeconds)}</td><td>${badge(h.state)}</td><td>${h.reason}</td></tr>`)}</tbody>
 </table></div>`,
   );
 }
