@@ -193,6 +193,8 @@ export interface CostResult {
   p99Micros: number;
   meanMicros: number;
   actions: number;
+  /** Not a step: what the runner adds per event to store the state (JSON.parse + JSON.stringify). */
+  persistence?: true;
 }
 
 export interface QueueBenchReport {
@@ -799,8 +801,35 @@ export function measureEngineCost(count: number, iterations: number, log: (l: st
     }
     for (const [label, state, event] of cases)
       results.push(timeStep(name, label, state, event, now, iterations));
+    results.push(timePersistence(name, s, iterations));
   }
   return results;
+}
+
+/**
+ * The runner's per-event work on the stored state besides SQL (src/app/queue/apply.ts): parse the row
+ * it read, serialise the row it writes. The whole state, whatever the event touched.
+ */
+function timePersistence(setup: string, state: QueueState, iterations: number): CostResult {
+  const json = JSON.stringify(state);
+  for (let i = 0; i < 3; i += 1) JSON.stringify(JSON.parse(json));
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i += 1) {
+    const t0 = process.hrtime.bigint();
+    JSON.stringify(JSON.parse(json));
+    samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    setup,
+    event: `runner: parse + serialise the state (${Math.round(json.length / 1024)} KiB JSON)`,
+    iterations,
+    medianMicros: percentile(samples, 0.5),
+    p99Micros: percentile(samples, 0.99),
+    meanMicros: samples.reduce((a, b) => a + b, 0) / samples.length,
+    actions: 0,
+    persistence: true,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { type Ctx, canAdmit, ordered, pr, setPrState } from './context.ts';
+import { busyOrdered, type Ctx, canAdmit, insertInOrder, ordered, pr, setPrState } from './context.ts';
 import { comparePriority, insertPosition, overlaps } from './graph.ts';
 import { queueStateName } from './read.ts';
 import { resolveRequired } from './runs.ts';
@@ -53,15 +53,18 @@ export function isReady(s: QueueState, e: PrEntry): boolean {
 function canMergeDirectly(s: QueueState, e: PrEntry): boolean {
   if (s.settings.directMergeMode !== 'always' || s.merging !== null || e.baseSha !== s.targetHead)
     return false;
-  return ordered(s).every((o) => !overlaps(s, o, e));
+  for (const n of s.order) if (overlaps(s, pr(s, n), e)) return false;
+  return true;
 }
 
 /** Admit ready not_ready PRs in priority order, or merge one directly. */
 export function admitReady(ctx: Ctx): boolean {
   const { s } = ctx;
   if (!canAdmit(s)) return false;
-  const candidates = Object.values(s.prs)
-    .filter((e) => e.state === 'not_ready' && s.merging?.prNumber !== e.number && isReady(s, e))
+  // comparePriority is a total order (seq is unique), so the index's order does not matter.
+  const candidates = [...ctx.notReady]
+    .map((n) => pr(s, n))
+    .filter((e) => s.merging?.prNumber !== e.number && isReady(s, e))
     .sort(comparePriority);
   for (const e of candidates) {
     if (canMergeDirectly(s, e)) {
@@ -78,7 +81,7 @@ export function admitReady(ctx: Ctx): boolean {
       });
       continue;
     }
-    s.order.splice(insertPosition(s, e), 0, e.number);
+    insertInOrder(ctx, insertPosition(s, e, busyOrdered(ctx).end), e.number);
     setPrState(ctx, e, 'pending', 'admitted to the queue; waiting to be tested');
   }
   return candidates.length > 0;
@@ -98,8 +101,10 @@ export function explainWaiting(ctx: Ctx): boolean {
       changed = true;
     }
   }
-  for (const e of Object.values(s.prs)) {
-    if (e.state !== 'not_ready' || s.merging?.prNumber === e.number) continue;
+  // In PR number order, as Object.values(s.prs) lists them (integer keys).
+  for (const n of [...ctx.notReady].sort((a, b) => a - b)) {
+    const e = pr(s, n);
+    if (s.merging?.prNumber === e.number) continue;
     const reason = notReadyReason(s, e) ?? `ready; waiting while the queue is ${queueStateName(s)}`;
     if (reason === e.reason) continue;
     setPrState(ctx, e, 'not_ready', reason);
@@ -109,9 +114,8 @@ export function explainWaiting(ctx: Ctx): boolean {
 }
 
 /** PRs whose testing is under way or done but not merged: a mode switch waits for them. */
-export function hasInFlight(s: QueueState): boolean {
-  const busy = ['testing', 'tests_passed', 'pending_failure'];
-  return s.merging !== null || ordered(s).some((e) => busy.includes(e.state));
+export function hasInFlight(ctx: Ctx): boolean {
+  return ctx.s.merging !== null || busyOrdered(ctx).entries.length > 0;
 }
 
 /** Change mode now; in parallel mode, queued PRs without targets for their head go back to not_ready. */
@@ -126,7 +130,7 @@ export function switchMode(ctx: Ctx, mode: Mode): void {
 
 /** switching_modes ends when nothing is in flight any more. */
 export function completeModeSwitch(ctx: Ctx): boolean {
-  if (ctx.s.pendingMode === null || hasInFlight(ctx.s)) return false;
+  if (ctx.s.pendingMode === null || hasInFlight(ctx)) return false;
   switchMode(ctx, ctx.s.pendingMode);
   return true;
 }

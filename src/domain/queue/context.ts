@@ -1,11 +1,103 @@
 import type { QueueAction } from './actions.ts';
 import type { PrEntry, PrState, QueueState, TestRun } from './types.ts';
 
-/** Working context of one step: a private copy of the state, the clock value and the actions so far. */
+/**
+ * Working context of one step: a copy of the state, the clock value and the actions so far.
+ * The copy is copy-on-write (step.ts): its containers are private, but PR entries and test runs are
+ * shared with the input until writablePr / writableRun give the step its own copy of one. Every write
+ * to an entry or run goes through those two (the unit tests deep-freeze the input, so a write that
+ * does not throws).
+ */
 export interface Ctx {
   s: QueueState;
   now: number;
   actions: QueueAction[];
+  /** Entries and runs this step copied or created: its own to write. */
+  owned: WeakSet<object>;
+  /** PR numbers whose entry is testing, tests_passed or pending_failure (kept by setPrState). */
+  busy: Set<number>;
+  /** PR numbers whose entry is not_ready (kept by setPrState). */
+  notReady: Set<number>;
+  /** busyOrdered's answer until an entry or the order changes. */
+  busyCache: { entries: PrEntry[]; end: number } | null;
+}
+
+/** States of admitted PRs whose testing is under way or done: the only ones that refer to runs. */
+const BUSY: readonly PrState[] = ['testing', 'tests_passed', 'pending_failure'];
+
+export function isBusy(state: PrState): boolean {
+  return BUSY.includes(state);
+}
+
+/** A new context for a step on `s` (already copied by the caller): indexes of busy and not_ready PRs. */
+export function newCtx(s: QueueState, now: number): Ctx {
+  const busy = new Set<number>();
+  const notReady = new Set<number>();
+  for (const e of Object.values(s.prs)) {
+    if (e.state === 'not_ready') notReady.add(e.number);
+    else if (isBusy(e.state)) busy.add(e.number);
+  }
+  return { s, now, actions: [], owned: new WeakSet(), busy, notReady, busyCache: null };
+}
+
+/** The step's own copy of a PR entry, to write (made on first write; the input keeps its entry). */
+export function writablePr(ctx: Ctx, e: PrEntry): PrEntry {
+  if (ctx.owned.has(e)) return e;
+  const copy: PrEntry = { ...e, history: [...e.history] };
+  if (e.headChecks !== undefined) copy.headChecks = [...e.headChecks];
+  ctx.s.prs[String(e.number)] = copy;
+  ctx.owned.add(copy);
+  ctx.busyCache = null;
+  return copy;
+}
+
+/** The step's own copy of a test run, to write. */
+export function writableRun(ctx: Ctx, run: TestRun): TestRun {
+  if (ctx.owned.has(run)) return run;
+  const copy: TestRun = { ...run, checks: [...run.checks] };
+  ctx.s.runs[run.id] = copy;
+  ctx.owned.add(copy);
+  return copy;
+}
+
+/** Record a PR entry the step created (its own to write). */
+export function addPr(ctx: Ctx, e: PrEntry): void {
+  ctx.s.prs[String(e.number)] = e;
+  ctx.owned.add(e);
+  ctx.busyCache = null;
+  ctx.busy.delete(e.number);
+  ctx.notReady.delete(e.number);
+}
+
+/** Record a test run the step created. */
+export function addRun(ctx: Ctx, run: TestRun): void {
+  ctx.s.runs[run.id] = run;
+  ctx.owned.add(run);
+}
+
+/** Insert an admitted PR into the queue order at index i. */
+export function insertInOrder(ctx: Ctx, i: number, n: number): void {
+  ctx.s.order.splice(i, 0, n);
+  ctx.busyCache = null;
+}
+
+/**
+ * Busy entries (testing, tests_passed, pending_failure) in queue order: ordered(s) filtered to those
+ * states, found by walking the order only as far as its last busy PR. `end` is the index after that PR.
+ */
+export function busyOrdered(ctx: Ctx): { entries: PrEntry[]; end: number } {
+  if (ctx.busyCache !== null) return ctx.busyCache;
+  const { s, busy } = ctx;
+  const entries: PrEntry[] = [];
+  let end = 0;
+  for (let i = 0; i < s.order.length && entries.length < busy.size; i += 1) {
+    const n = s.order[i] as number;
+    if (!busy.has(n)) continue;
+    entries.push(pr(s, n));
+    end = i + 1;
+  }
+  ctx.busyCache = { entries, end };
+  return ctx.busyCache;
 }
 
 export const TERMINAL: readonly PrState[] = ['merged', 'failed', 'cancelled'];
@@ -15,7 +107,7 @@ export function isTerminal(state: PrState): boolean {
 }
 
 export function findPr(s: QueueState, n: number): PrEntry | undefined {
-  return s.prs[String(n)];
+  return s.prs[n];
 }
 
 /** The entry of a PR the engine knows to exist (an internal invariant). */
@@ -43,14 +135,21 @@ export function nextId(s: QueueState): string {
  * Move a PR to a state, record why in its history and ask for it to be reported.
  * runRef is the run it now waits on (testing, pending_failure) or that proves it (tests_passed).
  */
-export function setPrState(ctx: Ctx, e: PrEntry, state: PrState, reason: string, runRef?: string): void {
+export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: string, runRef?: string): void {
+  const e = writablePr(ctx, entry);
   e.state = state;
   e.reason = reason;
   e.stateChangedAt = ctx.now;
   e.history.push({ state, at: ctx.now, reason });
   if (isTerminal(state) || state === 'not_ready') {
-    ctx.s.order = ctx.s.order.filter((n) => n !== e.number);
+    const at = ctx.s.order.indexOf(e.number);
+    if (at >= 0) ctx.s.order.splice(at, 1);
   }
+  ctx.busyCache = null;
+  if (isBusy(state)) ctx.busy.add(e.number);
+  else ctx.busy.delete(e.number);
+  if (state === 'not_ready') ctx.notReady.add(e.number);
+  else ctx.notReady.delete(e.number);
   const waits = state === 'testing' || state === 'pending_failure';
   e.runId = waits ? (runRef ?? e.runId) : null;
   e.proofRunId = state === 'tests_passed' ? (runRef ?? e.proofRunId) : null;

@@ -12,25 +12,41 @@ export function overlaps(s: QueueState, a: PrEntry, b: PrEntry): boolean {
 
 /**
  * Unmerged PRs ahead of a group that its test branch must contain, in queue order: everything ahead in
- * single mode; in parallel mode the PRs ahead whose targets overlap the group's, transitively.
+ * single mode; in parallel mode the PRs ahead whose targets overlap the group's, transitively (walking
+ * back from the group's last PR, a PR joins when it overlaps a PR found already or a group member
+ * behind it).
  */
 export function depsOfGroup(s: QueueState, group: readonly number[]): number[] {
-  const positions = group.map((n) => s.order.indexOf(n)).filter((i) => i >= 0);
-  if (positions.length === 0) return [];
-  const members = new Set(group);
+  let start = -1;
+  const members = group.map((n) => {
+    const at = s.order.indexOf(n);
+    if (at > start) start = at;
+    return { e: pr(s, n), at };
+  });
+  if (start < 0) return [];
+  const inGroup = new Set(group);
   const found: number[] = [];
-  const reach: PrEntry[] = group.map((n) => pr(s, n));
-  for (let i = Math.max(...positions) - 1; i >= 0; i -= 1) {
-    const n = s.order[i];
-    if (n === undefined || members.has(n)) continue;
+  if (s.settings.mode === 'single') {
+    for (let i = 0; i < start; i += 1) {
+      const n = s.order[i] as number;
+      if (!inGroup.has(n)) found.push(n);
+    }
+    return found;
+  }
+  const reach: PrEntry[] = [];
+  for (let i = start - 1; i >= 0; i -= 1) {
+    const n = s.order[i] as number;
+    if (inGroup.has(n)) continue;
     const candidate = pr(s, n);
-    const laterReach = reach.filter((r) => s.order.indexOf(r.number) > i);
-    if (laterReach.some((r) => overlaps(s, candidate, r))) {
-      found.unshift(n);
+    const joins =
+      reach.some((r) => overlaps(s, candidate, r)) ||
+      members.some((m) => m.at > i && overlaps(s, candidate, m.e));
+    if (joins) {
+      found.push(n);
       reach.push(candidate);
     }
   }
-  return found;
+  return found.reverse();
 }
 
 export function depsOf(s: QueueState, n: number): number[] {
@@ -61,13 +77,48 @@ export function staleReason(s: QueueState, run: TestRun): string | null {
   if (run.kind === 'bisection' || live.length === 0) return null;
   const gone = run.tested.find((n) => ['failed', 'cancelled'].includes(pr(s, n).state));
   if (gone !== undefined) return `PR #${gone} tested with it left the queue`;
-  const actual = run.dependsOn.filter((n) => pr(s, n).state !== 'merged');
+  // The usual case, without building lists: the PRs ahead are exactly those the run was built on
+  // (all still queued, so none merged: the order holds no merged PR).
+  if (s.settings.mode === 'single' && aheadInSingleMode(s, live, run.dependsOn)) return null;
   const expected = depsOfGroup(s, live);
-  const left = actual.find((n) => !expected.includes(n));
+  if (sameList(run.dependsOn, expected)) return null;
+  const actual = run.dependsOn.filter((n) => pr(s, n).state !== 'merged');
+  const expectedSet = new Set(expected);
+  const left = actual.find((n) => !expectedSet.has(n));
   if (left !== undefined) return `PR #${left} ahead of it left the queue`;
-  const added = expected.find((n) => !actual.includes(n));
+  // Both lists are free of duplicates and actual is within expected: equal sizes mean equal sets.
+  if (actual.length === expected.length) return null;
+  const actualSet = new Set(actual);
+  const added = expected.find((n) => !actualSet.has(n));
   if (added !== undefined) return `PR #${added} was queued ahead of it`;
   return null;
+}
+
+/**
+ * Whether `deps` without its merged PRs is, in order, every PR ahead of the group's last queued member
+ * that is not in the group (single mode). A PR still queued is not merged (the order holds none), so
+ * only the entries that differ are looked up.
+ */
+function aheadInSingleMode(s: QueueState, group: readonly number[], deps: readonly number[]): boolean {
+  let start = -1;
+  for (const n of group) start = Math.max(start, s.order.indexOf(n));
+  let k = 0;
+  const skipMerged = () => {
+    while (k < deps.length && findPr(s, deps[k] as number)?.state === 'merged') k += 1;
+  };
+  for (let i = 0; i < start; i += 1) {
+    const n = s.order[i] as number;
+    if (group.includes(n)) continue;
+    if (deps[k] !== n) skipMerged();
+    if (deps[k] !== n) return false;
+    k += 1;
+  }
+  skipMerged();
+  return k === deps.length;
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
 }
 
 /** Queue order of two PRs: priority (0 highest), then submission order. */
@@ -77,17 +128,21 @@ export function comparePriority(a: PrEntry, b: PrEntry): number {
 
 /**
  * Where an admitted PR joins the queue. Urgent PRs go ahead of everything except other urgent PRs and
- * PRs that already passed at the head; others only overtake pending PRs of lower priority.
+ * PRs that already passed at the head; others only overtake pending PRs of lower priority. `settled`
+ * is the index after the last PR in the order that is not pending (the order holds only pending and
+ * busy PRs: setPrState takes out the others), which busyOrdered tracks.
  */
-export function insertPosition(s: QueueState, e: PrEntry): number {
-  const entries = s.order.map((n) => pr(s, n));
+export function insertPosition(s: QueueState, e: PrEntry, settled: number): number {
+  const { order } = s;
   if (e.priorityValue === 0) {
-    const i = entries.findIndex(
-      (o) => o.priorityValue !== 0 && o.state !== 'tests_passed' && s.merging?.prNumber !== o.number,
-    );
-    return i < 0 ? entries.length : i;
+    for (let i = 0; i < order.length; i += 1) {
+      const o = pr(s, order[i] as number);
+      if (o.priorityValue !== 0 && o.state !== 'tests_passed' && s.merging?.prNumber !== o.number) return i;
+    }
+    return order.length;
   }
-  const settled = entries.findLastIndex((o) => o.state !== 'pending') + 1;
-  const i = entries.findIndex((o, k) => k >= settled && comparePriority(e, o) < 0);
-  return i < 0 ? entries.length : i;
+  for (let i = settled; i < order.length; i += 1) {
+    if (comparePriority(e, pr(s, order[i] as number)) < 0) return i;
+  }
+  return order.length;
 }

@@ -1,6 +1,18 @@
 import { notReadyReason } from './admission.ts';
 import { abortBisection } from './bisect.ts';
-import { type Ctx, findPr, findRun, isActive, isTerminal, nextId, pr, setPrState } from './context.ts';
+import {
+  addPr,
+  busyOrdered,
+  type Ctx,
+  findPr,
+  findRun,
+  isActive,
+  isTerminal,
+  nextId,
+  setPrState,
+  writablePr,
+  writableRun,
+} from './context.ts';
 import { parsePriority } from './create.ts';
 import type { CheckReport, QueueEvent } from './events.ts';
 import { mergeChecks } from './runs.ts';
@@ -12,7 +24,8 @@ type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
 export function onSubmitted(ctx: Ctx, ev: Ev<'pr_submitted'>): void {
   const existing = findPr(ctx.s, ev.pr.number);
   if (existing && existing.state !== 'failed' && existing.state !== 'cancelled') {
-    if (existing.headSha === ev.pr.headSha && !isTerminal(existing.state)) headChecksOf(existing, ev.checks);
+    if (existing.headSha === ev.pr.headSha && !isTerminal(existing.state) && hasReports(ev.checks))
+      headChecksOf(writablePr(ctx, existing), ev.checks);
     return;
   }
   const priority = parsePriority(ev.priority);
@@ -35,28 +48,33 @@ export function onSubmitted(ctx: Ctx, ev: Ev<'pr_submitted'>): void {
     headChecks: [],
   };
   headChecksOf(e, ev.checks);
-  ctx.s.prs[String(e.number)] = e;
+  addPr(ctx, e);
   setPrState(ctx, e, 'not_ready', notReadyReason(ctx.s, e) ?? 'submitted; ready to queue');
 }
 
 /** Record checks reported on the PR's current head (latest result per name wins). */
 function headChecksOf(e: PrEntry, reports: readonly CheckReport[] | undefined): void {
-  if (reports === undefined || reports.length === 0) return;
+  if (!hasReports(reports)) return;
   e.headChecks ??= [];
   mergeChecks(e.headChecks, reports);
+}
+
+function hasReports(reports: readonly CheckReport[] | undefined): reports is readonly CheckReport[] {
+  return reports !== undefined && reports.length > 0;
 }
 
 /** CI results on a PR's own head count for its readiness; results for any other commit never do. */
 export function onHeadChecks(ctx: Ctx, ev: Ev<'pr_checks_reported'>): void {
   const e = findPr(ctx.s, ev.prNumber);
-  if (!e || isTerminal(e.state) || e.headSha !== ev.headSha) return;
-  headChecksOf(e, ev.checks);
+  if (!e || isTerminal(e.state) || e.headSha !== ev.headSha || !hasReports(ev.checks)) return;
+  headChecksOf(writablePr(ctx, e), ev.checks);
 }
 
 /** Mergeability or base changes; a queued PR retargeted to another branch leaves the queue. */
 export function onReadinessChanged(ctx: Ctx, ev: Ev<'pr_readiness_changed'>): void {
-  const e = findPr(ctx.s, ev.prNumber);
-  if (!e || isTerminal(e.state)) return;
+  const found = findPr(ctx.s, ev.prNumber);
+  if (!found || isTerminal(found.state)) return;
+  const e = writablePr(ctx, found);
   if (ev.mergeability !== undefined) e.mergeability = ev.mergeability;
   if (ev.baseSha !== undefined) e.baseSha = ev.baseSha;
   if (ev.baseBranch !== undefined) e.baseBranch = ev.baseBranch;
@@ -67,8 +85,9 @@ export function onReadinessChanged(ctx: Ctx, ev: Ev<'pr_readiness_changed'>): vo
 
 /** New commits on a queued PR cancel it: what was tested is no longer what would merge. */
 export function onHeadUpdated(ctx: Ctx, ev: Ev<'pr_head_updated'>): void {
-  const e = findPr(ctx.s, ev.prNumber);
-  if (!e || e.headSha === ev.headSha) return;
+  const found = findPr(ctx.s, ev.prNumber);
+  if (!found || found.headSha === ev.headSha) return;
+  const e = writablePr(ctx, found);
   if (!isTerminal(e.state)) {
     const reason = `new commits were pushed while queued (${e.headSha} → ${ev.headSha}); submit it again`;
     setPrState(ctx, e, 'cancelled', reason);
@@ -84,10 +103,10 @@ export function onCancelled(ctx: Ctx, ev: Ev<'pr_cancelled'>): void {
 
 /** Targets only count for the head they were computed on. */
 export function onImpactedTargets(ctx: Ctx, ev: Ev<'impacted_targets_set'>): void {
-  const e = findPr(ctx.s, ev.prNumber);
-  if (!e || e.headSha !== ev.headSha || isTerminal(e.state)) return;
+  const found = findPr(ctx.s, ev.prNumber);
+  if (!found || found.headSha !== ev.headSha || isTerminal(found.state)) return;
   const targets = ev.targets === 'ALL' ? 'ALL' : [...ev.targets];
-  e.impactedTargets = { sha: ev.headSha, targets };
+  writablePr(ctx, found).impactedTargets = { sha: ev.headSha, targets };
 }
 
 /** restartTestsOnPullRequest: drop the PR's current run; it and its group are tested again. */
@@ -100,15 +119,16 @@ export function onRestartRequested(ctx: Ctx, ev: Ev<'pr_restart_requested'>): vo
 
 /** Cancel a run (if still in flight) and send every PR waiting on it back to pending. */
 export function supersede(ctx: Ctx, runId: string, reason: string): void {
-  const run = findRun(ctx.s, runId);
-  if (!run) return;
-  if (isActive(run)) {
+  const found = findRun(ctx.s, runId);
+  if (!found) return;
+  if (isActive(found)) {
+    const run = writableRun(ctx, found);
     run.status = 'cancelled';
     run.failure = { kind: 'superseded', reason, conflictPr: null };
   }
   abortBisection(ctx, runId);
-  for (const n of [...ctx.s.order]) {
-    const e = pr(ctx.s, n);
+  // Only busy PRs refer to a run (setPrState clears runId and proofRunId in every other state).
+  for (const e of busyOrdered(ctx).entries) {
     if (e.runId === runId || e.proofRunId === runId) setPrState(ctx, e, 'pending', reason);
   }
 }

@@ -1,5 +1,5 @@
 import { abortBisection, onBisectionRunResult } from './bisect.ts';
-import { type Ctx, findRun, isActive, pr, setPrState } from './context.ts';
+import { type Ctx, findRun, isActive, pr, setPrState, writableRun } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import { judgeChecks, mergeChecks, missingChecks } from './runs.ts';
 import type { RunFailure, TestRun } from './types.ts';
@@ -7,8 +7,9 @@ import type { RunFailure, TestRun } from './types.ts';
 type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
 
 export function onBranchBuilt(ctx: Ctx, ev: Ev<'test_branch_built'>): void {
-  const run = findRun(ctx.s, ev.runId);
-  if (run?.status !== 'building') return;
+  const found = findRun(ctx.s, ev.runId);
+  if (found?.status !== 'building') return;
+  const run = writableRun(ctx, found);
   run.status = 'in_progress';
   run.testBranchSha = ev.sha;
 }
@@ -25,8 +26,9 @@ export function onBranchFailed(ctx: Ctx, ev: Ev<'test_branch_failed'>): void {
 }
 
 export function onCiReported(ctx: Ctx, ev: Ev<'ci_reported'>): void {
-  const run = findRun(ctx.s, ev.runId);
-  if (!run || !isActive(run)) return;
+  const found = findRun(ctx.s, ev.runId);
+  if (!found || !isActive(found)) return;
+  const run = writableRun(ctx, found);
   mergeChecks(run.checks, ev.checks);
   const verdict = judgeChecks(run, ev.verdict);
   if (verdict !== null) finishRun(ctx, run, verdict);
@@ -46,7 +48,8 @@ export function expireRuns(ctx: Ctx): boolean {
 }
 
 /** Record a run's outcome and move the PRs it was testing. */
-export function finishRun(ctx: Ctx, run: TestRun, result: 'succeeded' | RunFailure): void {
+export function finishRun(ctx: Ctx, finished: TestRun, result: 'succeeded' | RunFailure): void {
+  const run = writableRun(ctx, finished);
   run.status = result === 'succeeded' ? 'succeeded' : result.kind === 'timed_out' ? 'cancelled' : 'failed';
   run.failure = result === 'succeeded' ? null : result;
   if (run.kind === 'bisection') {
@@ -72,7 +75,11 @@ function clearAhead(ctx: Ctx, run: TestRun): void {
     if (own) {
       abortBisection(ctx, own.id);
       if (isActive(own))
-        own.failure = { kind: 'superseded', reason: `cleared by run ${run.id}`, conflictPr: null };
+        writableRun(ctx, own).failure = {
+          kind: 'superseded',
+          reason: `cleared by run ${run.id}`,
+          conflictPr: null,
+        };
     }
     const reason = `cleared by passing run ${run.id} of PR #${run.tested[0]} (optimistic merge)`;
     setPrState(ctx, e, 'tests_passed', reason, run.id);

@@ -107,7 +107,7 @@ export function onSettingsUpdated(ctx: Ctx, ev: Ev<'settings_updated'>): void {
   if (patch.requiredStatuses !== undefined) s.requiredStatuses.mergeInstance = [...patch.requiredStatuses];
   if (patch.mode === undefined) return;
   if (patch.mode === s.settings.mode) s.pendingMode = null;
-  else if (hasInFlight(s)) s.pendingMode = patch.mode;
+  else if (hasInFlight(ctx)) s.pendingMode = patch.mode;
   else switchMode(ctx, patch.mode);
 }
 

@@ -1,12 +1,17 @@
 import { bisectionOf, startBisection } from './bisect.ts';
-import { type Ctx, findRun, ordered, pr, setPrState } from './context.ts';
+import { busyOrdered, type Ctx, findRun, ordered, pr, setPrState } from './context.ts';
 import { depsOf, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
 import type { PrEntry, TestRun } from './types.ts';
 
 /** Runs whose predicted base changed are superseded; their PRs go back to pending (restart). */
 export function invalidateStale(ctx: Ctx): boolean {
-  const ids = new Set(ordered(ctx.s).flatMap((e) => [e.runId, e.proofRunId].filter((x) => x !== null)));
+  // Only busy PRs refer to runs (setPrState clears runId and proofRunId in every other state).
+  const ids = new Set<string>();
+  for (const e of busyOrdered(ctx).entries) {
+    if (e.runId !== null) ids.add(e.runId);
+    if (e.proofRunId !== null) ids.add(e.proofRunId);
+  }
   let changed = false;
   for (const id of ids) {
     const run = findRun(ctx.s, id);
@@ -21,7 +26,7 @@ export function invalidateStale(ctx: Ctx): boolean {
 /** Failed main runs whose PRs wait in pending_failure, with their waiting PRs. */
 function failedGroups(ctx: Ctx): { run: TestRun; members: PrEntry[] }[] {
   const groups = new Map<string, PrEntry[]>();
-  for (const e of ordered(ctx.s)) {
+  for (const e of busyOrdered(ctx).entries) {
     if (e.state !== 'pending_failure' || e.runId === null) continue;
     groups.set(e.runId, [...(groups.get(e.runId) ?? []), e]);
   }

@@ -1,4 +1,4 @@
-import { type Ctx, nextId, pr } from './context.ts';
+import { addRun, type Ctx, nextId, pr } from './context.ts';
 import type { CheckReport, VerdictOverride } from './events.ts';
 import type { CheckResult, QueueState, RequiredStatusesSource, RunFailure, TestRun } from './types.ts';
 
@@ -55,7 +55,7 @@ export function createRun(ctx: Ctx, spec: NewRun): TestRun {
     checks: [],
     branchDeleted: false,
   };
-  s.runs[id] = run;
+  addRun(ctx, run);
   ctx.actions.push({
     type: 'create_test_run',
     runId: id,

@@ -1,4 +1,14 @@
-import { type Ctx, canMerge, canStartRuns, findRun, isActive, ordered, pr, setPrState } from './context.ts';
+import {
+  busyOrdered,
+  type Ctx,
+  canMerge,
+  canStartRuns,
+  findRun,
+  isActive,
+  pr,
+  setPrState,
+  writableRun,
+} from './context.ts';
 import { depsOf, depsOfGroup, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
 import { createRun } from './runs.ts';
@@ -8,7 +18,9 @@ import type { QueueState, TestRun } from './types.ts';
 export function mergeNext(ctx: Ctx): boolean {
   const { s } = ctx;
   if (s.merging !== null || !canMerge(s)) return false;
-  const next = ordered(s).find((e) => e.state === 'tests_passed' && depsOf(s, e.number).length === 0);
+  const next = busyOrdered(ctx).entries.find(
+    (e) => e.state === 'tests_passed' && depsOf(s, e.number).length === 0,
+  );
   const proof = findRun(s, next?.proofRunId ?? null);
   // Invariant G (statemachine.md): merge only what a passing run tested on the current target history.
   if (!next || !proof || staleReason(s, proof) !== null) return false;
@@ -35,14 +47,16 @@ export function startRuns(ctx: Ctx): boolean {
   const { s } = ctx;
   if (!canStartRuns(s)) return false;
   let changed = false;
+  let active = activeMainRuns(s).length;
   for (const n of [...s.order]) {
     const e = pr(s, n);
     if (e.state !== 'pending' || depsOf(s, n).some((d) => pr(s, d).state === 'pending')) continue;
-    if (activeMainRuns(s).length >= s.settings.concurrency) {
+    if (active >= s.settings.concurrency) {
       if (e.priorityValue !== 0) break;
       // Interrupt a run only for an urgent PR that starts now: one still filling its batch would
       // cancel a run, then the freed slot restarts it, for ever (found by the property test).
       if (formGroup(ctx, n) === null || !preempt(ctx, n)) continue;
+      active = activeMainRuns(s).length;
     }
     const group = formGroup(ctx, n);
     if (group === null) continue;
@@ -53,6 +67,7 @@ export function startRuns(ctx: Ctx): boolean {
       parentRunId: null,
     });
     for (const g of group) setPrState(ctx, pr(s, g), 'testing', `testing in run ${run.id}`, run.id);
+    active += 1;
     changed = true;
   }
   return changed;
@@ -98,14 +113,15 @@ function preempt(ctx: Ctx, urgent: number): boolean {
 export function cleanupRuns(ctx: Ctx): boolean {
   const { s } = ctx;
   const needed = new Set<string>();
-  for (const e of ordered(s)) {
+  for (const e of busyOrdered(ctx).entries) {
     if (e.runId) needed.add(e.runId);
     if (e.proofRunId) needed.add(e.proofRunId);
   }
   for (const b of s.bisections) for (const node of b.nodes) if (node.runId) needed.add(node.runId);
   let changed = false;
-  for (const run of Object.values(s.runs)) {
-    if (run.branchDeleted || needed.has(run.id)) continue;
+  for (const found of Object.values(s.runs)) {
+    if (found.branchDeleted || needed.has(found.id)) continue;
+    const run = writableRun(ctx, found);
     if (isActive(run)) {
       run.status = 'cancelled';
       run.failure ??= { kind: 'superseded', reason: 'no longer needed', conflictPr: null };

@@ -1,7 +1,7 @@
 import type { QueueAction } from './actions.ts';
 import { admitReady, completeModeSwitch, explainWaiting } from './admission.ts';
 import { advanceBisections } from './bisect.ts';
-import type { Ctx } from './context.ts';
+import { type Ctx, newCtx } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import {
   onCancelled,
@@ -37,10 +37,31 @@ const MAX_ROUNDS = 100;
  * carry out. Pure: the input state is not modified, and the same inputs give the same outputs.
  */
 export function step(state: QueueState, event: QueueEvent, now: number): StepResult {
-  const ctx: Ctx = { s: structuredClone(state), now, actions: [] };
+  const ctx = newCtx(copyState(state), now);
   apply(ctx, event);
   reconcile(ctx);
   return { state: ctx.s, actions: compactReports(ctx.actions, state) };
+}
+
+/**
+ * A copy of the state whose containers are the step's own and whose PR entries and runs are shared
+ * with the input until written (context.ts: writablePr, writableRun). Copying the containers is cheap
+ * (the PR map is keyed by integers, so V8 copies it as an array); copying every entry was most of a
+ * step's cost with a long queue. Nothing else in the state is written in place: lineage entries,
+ * history entries, checks, targets and node PR lists are replaced, never changed.
+ */
+function copyState(state: QueueState): QueueState {
+  return {
+    ...state,
+    settings: { ...state.settings },
+    requiredStatuses: { ...state.requiredStatuses },
+    lineage: [...state.lineage],
+    prs: { ...state.prs },
+    order: [...state.order],
+    runs: { ...state.runs },
+    bisections: state.bisections.map((b) => ({ ...b, nodes: b.nodes.map((n) => ({ ...n })) })),
+    merging: state.merging === null ? null : { ...state.merging },
+  };
 }
 
 type Handlers = { [T in QueueEvent['type']]: (ctx: Ctx, ev: Extract<QueueEvent, { type: T }>) => void };
