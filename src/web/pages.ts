@@ -12,8 +12,9 @@ import { pathSegments, repoTargets } from './paths.ts';
  *
  * - `GET /{org}`: the organization's overview; `{org}` is an organization slug in any case
  *   (app/tokens.ts ORG_SLUG_PATTERN), but not `v1`, the API's prefix.
- * - `GET /{org}/repos/{host}/{owner…}/{name}[/failing | /tests/{id} | /queues/{branch}[/runs/{id} |
- *   /prs/{n}] | /pulls/{n}]` and `POST …/tests/{id}/quarantine | flag` (web/paths.ts, repoTargets).
+ * - `GET /{org}/repos/{host}/{owner…}/{name}[/failing | /tests | /settings | /tests/{id} | /queues/{branch}[/settings | /runs/{id} |
+ *   /prs/{n}] | /pulls/{n}]` and `POST …/tests/{id}/quarantine | flag`
+ *   or `…/settings` / `…/queues/{branch}/settings` (web/paths.ts, repoTargets).
  * - `GET /{org}/flaky-tests/test/{id}`: the link trunk-analytics-cli prints for a test.
  *
  * HEAD is asked as GET. `/`, `/login`, `/logout` and `/assets/app.css` are routes of their own.
@@ -28,7 +29,11 @@ export function isDashboardPage(method: string, rawUrl: string): boolean {
   if (section === undefined) return read;
   if (section === 'repos') {
     if (!read && method !== 'POST') return false;
-    return repoTargets(rest).some((target) => (target.route.page === 'test-action') !== read);
+    return repoTargets(rest).some(({ route }) =>
+      route.page === 'settings' || route.page === 'queue-settings'
+        ? read || method === 'POST'
+        : (route.page === 'test-action') !== read,
+    );
   }
   if (section === 'flaky-tests') return read && rest.length === 2 && rest[0] === 'test';
   return false;

@@ -16,15 +16,21 @@ export const paths = {
   pr: (org: string, repo: RepoRef, branch: string, n: number) => `${paths.queue(org, repo, branch)}/prs/${n}`,
   pull: (org: string, repo: RepoRef, n: number) => `${repositoryHtmlUrl('', org, repo)}/pulls/${n}`,
   failing: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/failing`,
+  allTests: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/tests`,
+  settings: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/settings`,
+  queueSettings: (org: string, repo: RepoRef, branch: string) => `${paths.queue(org, repo, branch)}/settings`,
 };
 
 /** What a path under /{org}/repos/ names, once the repository part is known. */
 export type RepoRoute =
   | { readonly page: 'repo' }
   | { readonly page: 'failing' }
+  | { readonly page: 'tests' }
+  | { readonly page: 'settings' }
   | { readonly page: 'test'; readonly testId: string }
   | { readonly page: 'test-action'; readonly testId: string; readonly action: 'quarantine' | 'flag' }
   | { readonly page: 'queue'; readonly branch: string }
+  | { readonly page: 'queue-settings'; readonly branch: string }
   | { readonly page: 'run'; readonly branch: string; readonly runId: string }
   | { readonly page: 'pr'; readonly branch: string; readonly number: number }
   | { readonly page: 'pull'; readonly number: number };
@@ -41,12 +47,16 @@ function routeOf(tail: readonly string[]): RepoRoute | undefined {
   const [a, b, c, d] = tail;
   if (tail.length === 0) return { page: 'repo' };
   if (tail.length === 1 && a === 'failing') return { page: 'failing' };
+  if (tail.length === 1 && a === 'tests') return { page: 'tests' };
+  if (tail.length === 1 && a === 'settings') return { page: 'settings' };
   if (tail.length === 2 && a === 'tests' && b) return { page: 'test', testId: b };
   if (tail.length === 2 && a === 'queues' && b) return { page: 'queue', branch: b };
   if (tail.length === 2 && a === 'pulls' && b && NUMBER.test(b)) return { page: 'pull', number: Number(b) };
   if (tail.length === 3 && a === 'tests' && b && (c === 'quarantine' || c === 'flag')) {
     return { page: 'test-action', testId: b, action: c };
   }
+  if (tail.length === 3 && a === 'queues' && b && c === 'settings')
+    return { page: 'queue-settings', branch: b };
   if (tail.length === 4 && a === 'queues' && b && c === 'runs' && d)
     return { page: 'run', branch: b, runId: d };
   if (tail.length === 4 && a === 'queues' && b && c === 'prs' && d && NUMBER.test(d)) {

@@ -1,23 +1,36 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type AllTestsQuery, allTestsPage } from '../app/dashboard/all-tests.ts';
 import { FAILING_WINDOWS, type FailingQuery, failingTestsPage } from '../app/dashboard/failing.ts';
 import { organizationOverview } from '../app/dashboard/overview.ts';
-import { prPage, pullPage, queuePage, runPage } from '../app/dashboard/queues.ts';
+import { isOnGitHub, prPage, pullPage, queuePage, runPage } from '../app/dashboard/queues.ts';
 import { sessionCaller, signIn } from '../app/dashboard/session.ts';
 import { findLinkedTest, type ListQuery, testPage, unhealthyTestsPage } from '../app/dashboard/tests.ts';
-import { flagTest, type OverrideSetting, overrideQuarantine } from '../app/health/manage.ts';
+import {
+  flagTest,
+  getSettings,
+  type OverrideSetting,
+  overrideQuarantine,
+  updateSettings,
+} from '../app/health/manage.ts';
+import { getQueue, updateQueue } from '../app/queue/queues.ts';
 import { findRepository } from '../app/repositories.ts';
 import { AppError } from '../domain/errors.ts';
 import type { RouteDeps } from '../http/types.ts';
 import { isDashboardPage } from './pages.ts';
 import { pathSegments, paths, type RepoTarget, repoTargets } from './paths.ts';
+import { QUEUE_CHOICES, queueFieldOf, queueFormValues, queuePatchFromForm } from './queue-settings-form.ts';
 import { readCookie, SESSION_COOKIE, Sessions } from './session.ts';
+import { fieldOf, formValues, patchFromForm } from './settings-form.ts';
+import { allTestsView } from './views/all-tests.ts';
 import { failingView } from './views/failing.ts';
 import type { Viewer } from './views/layout.ts';
 import { overviewView } from './views/overview.ts';
 import { prView, pullView, QUEUE_REFRESH_SCRIPT, queueView, runView } from './views/queue.ts';
+import { queueSettingsView } from './views/queue-settings.ts';
 import { repoView } from './views/repo.ts';
+import { settingsView } from './views/settings.ts';
 import { errorView, loginView, notFoundView } from './views/simple.ts';
 import { testView } from './views/test.ts';
 
@@ -95,6 +108,17 @@ function failingQuery(query: unknown): FailingQuery {
   const page = Number.parseInt(text(q['page'], 9), 10);
   return {
     window: window in FAILING_WINDOWS ? (window as FailingQuery['window']) : '24h',
+    page: Number.isFinite(page) && page > 0 ? page : 1,
+  };
+}
+
+function allTestsQuery(query: unknown): AllTestsQuery {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const page = Number.parseInt(text(q['page'], 9), 10);
+  return {
+    search: text(q['q'], 200),
+    owner: text(q['owner'], 200),
+    file: text(q['file'], 500),
     page: Number.isFinite(page) && page > 0 ? page : 1,
   };
 }
@@ -183,6 +207,90 @@ export async function registerDashboard(
         return notFound(reply, s);
       return handler(s, request, reply);
     };
+
+  /**
+   * The settings form posted: the API's schema, then the API's use case (updateSettings: the same
+   * policy checks, re-evaluation and history). Refused values come back beside their fields, 400.
+   */
+  const saveSettingsForm = async (
+    s: WebSession,
+    repo: RepoTarget['repo'],
+    form: Form,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const scope = { repo, org_url_slug: s.caller.orgSlug };
+    const { settings } = await getSettings(ctx, s.caller, scope);
+    try {
+      await updateSettings(ctx, s.caller, { ...scope, settings: patchFromForm(settings, form) });
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'VALIDATION_FAILED')) throw error;
+      const values = formValues(settings);
+      for (const key of Object.keys(values)) values[key] = form[key] ?? '';
+      const errors = new Map<string, string[]>();
+      const details = error.details ?? [{ path: '', expected: '', message: error.message }];
+      for (const d of details) {
+        const field = fieldOf(d);
+        const key = field in values ? field : '';
+        errors.set(key, [...(errors.get(key) ?? []), d.message]);
+      }
+      const repository = await findRepository(ctx.db, s.caller, repo);
+      return sendPage(
+        reply,
+        400,
+        settingsView(CSS_HREF, s.viewer, { repository, settings, values, errors, saved: false }),
+      );
+    }
+    return reply.redirect(`${request.url.split('?')[0] ?? ''}?updated=settings`, 303);
+  };
+
+  /** A queue's settings form, as saved or as posted with the API's messages beside their fields. */
+  const queueSettingsPage = async (
+    s: WebSession,
+    repo: RepoTarget['repo'],
+    branch: string,
+    form: Form | undefined,
+    reply: FastifyReply,
+    saved = false,
+  ) => {
+    const current = await getQueue(ctx, s.caller, forge, { repo, targetBranch: branch });
+    const repository = await findRepository(ctx.db, s.caller, repo);
+    const onGitHub = isOnGitHub(ctx, repo);
+    const values = queueFormValues(current);
+    const errors = new Map<string, string[]>();
+    if (form !== undefined) {
+      try {
+        await updateQueue(
+          ctx,
+          s.caller,
+          forge,
+          queuePatchFromForm(current, { repo, targetBranch: branch }, form),
+        );
+        return reply.redirect(`${paths.queueSettings(s.caller.orgSlug, repo, branch)}?updated=queue`, 303);
+      } catch (error) {
+        if (
+          !(
+            error instanceof AppError &&
+            (error.status === 400 || error.status === 409 || error.status === 422)
+          )
+        )
+          throw error;
+        for (const key of Object.keys(values))
+          values[key] = form[key] ?? (key in QUEUE_CHOICES ? (values[key] ?? '') : '');
+        const details = error.details ?? [{ path: '', expected: '', message: error.message }];
+        for (const d of details) {
+          const field = queueFieldOf(d);
+          const key = field in values ? field : '';
+          errors.set(key, [...(errors.get(key) ?? []), d.message]);
+        }
+      }
+    }
+    return sendPage(
+      reply,
+      errors.size > 0 ? 400 : 200,
+      queueSettingsView(CSS_HREF, s.viewer, { repository, branch, onGitHub, values, errors, saved }),
+    );
+  };
 
   await app.register(async (web) => {
     web.addContentTypeParser(
@@ -341,6 +449,40 @@ export async function registerDashboard(
               failingView(CSS_HREF, s.viewer, await failingTestsPage(ctx, s.caller, repo, q), q),
             );
           }
+          case 'tests': {
+            const q = allTestsQuery(query);
+            return sendPage(
+              reply,
+              200,
+              allTestsView(CSS_HREF, s.viewer, await allTestsPage(ctx, s.caller, repo, q), q),
+            );
+          }
+          case 'settings': {
+            const scope = { repo, org_url_slug: s.caller.orgSlug };
+            const { settings } = await getSettings(ctx, s.caller, scope);
+            const repository = await findRepository(ctx.db, s.caller, repo);
+            const saved = text(query['updated'], 20) === 'settings';
+            return sendPage(
+              reply,
+              200,
+              settingsView(CSS_HREF, s.viewer, {
+                repository,
+                settings,
+                values: formValues(settings),
+                errors: new Map(),
+                saved,
+              }),
+            );
+          }
+          case 'queue-settings':
+            return queueSettingsPage(
+              s,
+              repo,
+              route.branch,
+              undefined,
+              reply,
+              text(query['updated'], 20) === 'queue',
+            );
           case 'test': {
             const data = await testPage(ctx, s.caller, repo, route.testId);
             return sendPage(
@@ -386,6 +528,9 @@ export async function registerDashboard(
         const form = (request.body ?? {}) as Form;
         if (!sessions.checkCsrf(s.cookie, form['_csrf'])) return forbidden(reply, s);
         const target = await resolve(s, (pathSegments(request.url) ?? []).slice(2));
+        if (target?.route.page === 'settings') return saveSettingsForm(s, target.repo, form, request, reply);
+        if (target?.route.page === 'queue-settings')
+          return queueSettingsPage(s, target.repo, target.route.branch, form, reply);
         if (target === undefined || target.route.page !== 'test-action') return notFound(reply, s);
         const { repo, route } = target;
         const scope = { repo, org_url_slug: s.caller.orgSlug, test_id: route.testId };

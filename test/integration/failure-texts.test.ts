@@ -87,6 +87,7 @@ describe('failure texts', () => {
       '0017_queue_labels',
       '0018_test_rollups',
       '0019_default_broken_monitor',
+      '0020_test_cases_by_name',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

@@ -112,6 +112,7 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0017_queue_labels',
       '0018_test_rollups',
       '0019_default_broken_monitor',
+      '0020_test_cases_by_name',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);

@@ -18,6 +18,7 @@ import * as m0016 from './0016_forge_grants.ts';
 import * as m0017 from './0017_queue_labels.ts';
 import * as m0018 from './0018_test_rollups.ts';
 import * as m0019 from './0019_default_broken_monitor.ts';
+import * as m0020 from './0020_test_cases_by_name.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -43,4 +44,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0017_queue_labels': m0017,
   '0018_test_rollups': m0018,
   '0019_default_broken_monitor': m0019,
+  '0020_test_cases_by_name': m0020,
 };

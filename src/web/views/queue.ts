@@ -172,6 +172,7 @@ ${
     : html`<div class="table-wrap"><table class="stack"><caption class="visually-hidden">Pull requests that left the queue, newest first</caption>${finishedHead}<tbody>${finishedRows(org, repo, branch, data.finished, seconds)}</tbody></table></div>`
 }
 <details id="queue-settings"><summary>Settings and flake protection</summary>
+<p><a href="${paths.queueSettings(org, repo, branch)}">Change the queue's settings</a></p>
 <dl class="facts">
 <dt>Forge</dt><dd>${data.onGitHub ? 'GitHub' : 'plain git (the built-in forge)'}</dd>
 <dt>Flake protection</dt><dd>${data.flakeProtection ?? html`<span class="muted">unknown (the repository could not be read)</span>`}</dd>

@@ -85,6 +85,7 @@ ${data.page < data.pages ? html`<a href="${listHref(base, q, { page: data.page +
       : html`<p>Merge queues: ${data.queues.map((b, i) => html`${i > 0 ? ', ' : ''}<a href="${paths.queue(org, repo, b)}">${b}</a>`)}</p>`;
   const shown = SHOWS.find((s) => s.key === q.show)?.label ?? 'Unhealthy';
   const body = html`<p><a href="${paths.failing(org, repo)}">Failing tests</a> <span class="hint">— every test that failed in the last 24 hours or 7 days, healthy or not</span></p>
+<p><a href="${paths.allTests(org, repo)}">All tests</a> <span class="hint">— search every test by name, class, file or code owner</span> · <a href="${paths.settings(org, repo)}">Settings and monitors</a></p>
 ${queues}
 <nav aria-label="Which tests"><ul class="tabs">${tabs}</ul></nav>
 ${filters}
