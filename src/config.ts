@@ -28,6 +28,8 @@ export interface Config {
    * token is accepted; 0 turns the limit off (MAINLINE_AUTH_FAIL_LIMIT).
    */
   readonly authFailLimitPerMinute: number;
+  /** Parsed merge-queue states kept in memory by (queue, version) for getQueue; 0 keeps none (MAINLINE_QUEUE_STATE_CACHE). */
+  readonly queueStateCache: number;
   /** Burst size of that limit (MAINLINE_AUTH_FAIL_BURST). */
   readonly authFailBurst: number;
   /** Client addresses that limit remembers at once, least recently seen dropped first (MAINLINE_AUTH_FAIL_ADDRESSES). */
@@ -298,6 +300,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       10_000_000,
     ),
     authFailLimitPerMinute: readInt(env, 'MAINLINE_AUTH_FAIL_LIMIT', 10, 0, 1_000_000),
+    queueStateCache: readInt(env, 'MAINLINE_QUEUE_STATE_CACHE', 16, 0, 10_000),
     authFailBurst: readInt(env, 'MAINLINE_AUTH_FAIL_BURST', 20, 1, 1_000_000),
     authFailAddresses: readInt(env, 'MAINLINE_AUTH_FAIL_ADDRESSES', 10_000, 100, 10_000_000),
     trustProxy: readTrustProxy(env),

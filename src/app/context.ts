@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Tables } from '../store/schema.ts';
+import type { QueueStateCache } from './queue/state-cache.ts';
 import type { AuthThrottle } from './throttle.ts';
 
 /** What every use case is given: the database, the configuration, and the time source. */
@@ -14,6 +15,8 @@ export interface AppContext {
    * config (runners, which authenticate nobody, have none).
    */
   readonly authThrottle?: AuthThrottle;
+  /** Parsed queue states by (queue, version) for queue reads; the HTTP app makes one sized from the config. */
+  readonly queueStates?: QueueStateCache;
 }
 
 /** Who is calling: resolved from the x-api-token header. Every query is scoped to orgId. */

@@ -159,12 +159,13 @@ export class GitRepositoryForge implements Forge {
 
   /**
    * Required statuses and flake protection from `.mainline.yaml` at the branch head. Remembered per
-   * branch head, so reads (getQueue, the dashboard) cost one `rev-parse` instead of reading the file.
+   * branch position (the ref's value, read from the ref files without starting git), so reads (getQueue,
+   * the dashboard) cost a file read instead of a git process.
    */
   async requiredStatuses(repo: ForgeRepo, branch: string): Promise<RequiredStatuses> {
     const none: RequiredStatuses = { serviceConfig: null, branchProtection: null, flakeProtection: null };
     if (!(await this.#exists(repo))) return none;
-    const head = await this.git.head(repo, branch);
+    const head = await this.git.tip(repo, branch);
     const key = `${repo.id}\u0000${branch}`;
     const known = this.#required.get(key);
     if (known !== undefined && head !== null && known.head === head) return known.value;

@@ -9,6 +9,7 @@ import { IngestGate } from '../app/ingest/gate.ts';
 import { ParserPool } from '../app/ingest/parser-pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
+import { QueueStateCache } from '../app/queue/state-cache.ts';
 import { AuthThrottle } from '../app/throttle.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
@@ -169,7 +170,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     burst: config.authFailBurst,
     maxAddresses: config.authFailAddresses,
   });
-  const ctx: AppContext = { db: database.db, config, now, authThrottle };
+  const queueStates = new QueueStateCache(config.queueStateCache);
+  const ctx: AppContext = { db: database.db, config, now, authThrottle, queueStates };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
   let accepting = true;

@@ -27,6 +27,46 @@ export function findQueue(db: Queryable, repoId: string, branch: string): Promis
     .executeTakeFirst();
 }
 
+/** The queue row without its state (which `queueStateAt` reads), for reads that may have it parsed already. */
+export function findQueueHeader(
+  db: Queryable,
+  repoId: string,
+  branch: string,
+): Promise<Omit<QueueRow, 'state'> | undefined> {
+  return db
+    .selectFrom('merge_queues')
+    .select([
+      'id',
+      'repo_id',
+      'branch',
+      'version',
+      'created_at',
+      'updated_at',
+      'wake_at',
+      'lease_owner',
+      'lease_until',
+      'flake_protection',
+      'extension_enabled',
+      'enqueueing_label',
+      'label_commands_enabled',
+      'state_labels_enabled',
+    ])
+    .where('repo_id', '=', repoId)
+    .where('branch', '=', branch)
+    .executeTakeFirst();
+}
+
+/** The queue's state text while it is still at version, else undefined (someone saved since). */
+export async function queueStateAt(db: Queryable, id: string, version: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('merge_queues')
+    .select('state')
+    .where('id', '=', id)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return row?.state;
+}
+
 export function findQueueById(db: Queryable, id: string): Promise<QueueRow | undefined> {
   return db.selectFrom('merge_queues').selectAll().where('id', '=', id).executeTakeFirst();
 }

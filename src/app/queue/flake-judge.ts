@@ -16,7 +16,7 @@ import type { Forge, ForgeRepo } from '../ports.ts';
 export async function flakeProtectionOf(
   forge: Forge,
   repo: ForgeRepo,
-  queue: QueueRow,
+  queue: Pick<QueueRow, 'flake_protection'>,
   branch: string,
 ): Promise<FlakeProtection> {
   if (queue.flake_protection !== null) return queue.flake_protection as FlakeProtection;

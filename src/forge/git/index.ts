@@ -12,6 +12,7 @@ import { mergeBase } from './objects.ts';
 import {
   type BranchHead,
   branchHead,
+  branchTip,
   casBranch,
   commitBranches,
   deleteBranch,
@@ -71,6 +72,11 @@ export class GitForge {
   /** Head commit of branch, or null when it does not exist. */
   async head(repo: RepoId, branch: string): Promise<string | null> {
     return branchHead(this.context(repo), branch);
+  }
+
+  /** The object branch names, read without starting git when its ref files allow; null when absent. */
+  async tip(repo: RepoId, branch: string): Promise<string | null> {
+    return branchTip(this.context(repo), branch);
   }
 
   /** Commit named by a full SHA or a branch name, or null when absent. */

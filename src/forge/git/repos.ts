@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { type GitContext, GitInputError, gitOut, runGit } from './git.ts';
 import { assertSha, branchRef, isSha, show } from './names.ts';
+import { readRefValue } from './ref-files.ts';
 
 /** Which repository: forge host, owner (may contain "/" for GitLab groups) and name. */
 export interface RepoId {
@@ -94,6 +95,19 @@ export async function peel(ctx: GitContext, refOrSha: string): Promise<string | 
 /** Head commit of a branch, or null when the branch does not exist. */
 export async function branchHead(ctx: GitContext, branch: string): Promise<string | null> {
   return peel(ctx, await branchRef(ctx, branch));
+}
+
+/**
+ * The object a branch names, read from the ref files without starting git (see ref-files.ts), or null
+ * when the branch does not exist; git answers when the files are not plain enough to be sure. Not
+ * peeled: a cheap identity of the branch's position (same value, same head commit).
+ */
+export async function branchTip(ctx: GitContext, branch: string): Promise<string | null> {
+  const ref = await branchRef(ctx, branch);
+  const read = await readRefValue(ctx.gitDir, ref);
+  if (read !== undefined) return read;
+  const { stdout, code } = await runGit(ctx, ['rev-parse', '--verify', '--quiet', ref], { okCodes: [1] });
+  return code === 0 ? stdout.trim() : null;
 }
 
 /** Resolve a full SHA or a branch name to a commit, or null when absent. */

@@ -1,0 +1,155 @@
+// getQueue with N PRs queued (BENCH_GETQUEUE_PRS, default 1000), one request at a time over loopback HTTP,
+// on the plain-git forge and on the GitHub forge (the test simulator), each queue with its flake protection
+// unset so every getQueue asks the forge for `.mainline.yaml`'s setting (the path issue 26 measured).
+// The queues are created through the API; their PRs are submitted to the engine through applyEvent (the
+// store path every submission takes) rather than opened one by one on a forge, which only the seeding needs.
+// Database: SQLite file, or PostgreSQL when DATABASE_URL is set. Prints p50/p99 per forge.
+//   node --import tsx bench/get-queue.ts            (BENCH_GETQUEUE_REQUESTS, default 2000, after 200 warm-up)
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { grantOwner } from '../src/app/forge-grants.ts';
+import { applyEvent } from '../src/app/queue/apply.ts';
+import { GitRepositoryForge } from '../src/forge/git-repository-forge.ts';
+import { GitHubForge } from '../src/forge/github/index.ts';
+import { RoutingForge } from '../src/forge/router.ts';
+import { repoIsGranted } from '../src/store/forge-grants.ts';
+import { buildTestApp } from '../test/support/app.ts';
+import { startGitHubSimulator } from '../test/support/github-sim/index.ts';
+
+const PRS = Number(process.env['BENCH_GETQUEUE_PRS'] ?? 1000);
+const REQUESTS = Number(process.env['BENCH_GETQUEUE_REQUESTS'] ?? 2000);
+const WARMUP = 200;
+const YAML = 'merge:\n  required_statuses: [ci]\n';
+const GIT_REPO = { host: 'git.local', owner: 'acme', name: 'queue' };
+const GH_REPO = { host: 'github.com', owner: 'acme', name: 'widgets' };
+const silent = { info() {}, warn() {}, error() {} };
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-bench-getqueue-'));
+const sim = await startGitHubSimulator({ webhookSecret: 'bench', token: 'ghp_simulated' });
+await sim.createRepo(GH_REPO.owner, GH_REPO.name, {
+  defaultBranch: 'main',
+  files: { 'README.md': 'hello\n', '.mainline.yaml': YAML },
+});
+const t = await buildTestApp(
+  {
+    MAINLINE_GIT_ROOT: path.join(root, 'repos'),
+    MAINLINE_GITHUB_TOKEN: 'ghp_simulated',
+    MAINLINE_GITHUB_API_URL: sim.url,
+    MAINLINE_GITHUB_HOST: 'github.com',
+    MAINLINE_GITHUB_WEBHOOK_SECRET: 'bench',
+  },
+  {
+    forge: (config, db) =>
+      new RoutingForge(
+        new GitRepositoryForge({ root: config.gitRoot, db: db.database.db, now: Date.now }),
+        new GitHubForge({
+          client: {
+            baseUrl: sim.url,
+            auth: { kind: 'token', token: 'ghp_simulated' },
+            log: silent,
+            retryAfterBaseMs: 1,
+            writeIntervalMs: 0,
+          },
+        }),
+        'github.com',
+        (repo) => repoIsGranted(db.database.db, repo.id),
+      ),
+  },
+);
+const db = t.db.database.db;
+const token = await t.token('acme');
+await grantOwner(db, { orgSlug: 'acme', host: 'github.com', owner: GH_REPO.owner, now: Date.now() });
+
+async function post(url: string, body: unknown) {
+  const res = await t.post(url, body, token);
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
+// The plain-git repository: main holds .mainline.yaml, pushed with the git CLI as a user would.
+const bare: string = (await post('/v1/git/createRepository', { repo: GIT_REPO })).path;
+const work = path.join(root, 'work');
+const env = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@x',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@x',
+};
+const git = (...args: string[]) =>
+  execFileSync('git', args, { cwd: work, env, stdio: 'pipe' }).toString().trim();
+execFileSync('git', ['clone', '-q', bare, work], { env, stdio: 'pipe' });
+fs.writeFileSync(path.join(work, '.mainline.yaml'), YAML);
+git('checkout', '-q', '-b', 'main');
+git('add', '.');
+git('commit', '-q', '-m', 'initial');
+git('push', '-q', 'origin', 'main');
+const base = git('rev-parse', 'HEAD');
+
+async function seed(repo: typeof GIT_REPO): Promise<void> {
+  await post('/v1/createQueue', { repo, targetBranch: 'main' });
+  // Paused, so the PRs stay queued (nothing runs them); getQueue lists them all the same.
+  await post('/v1/updateQueue', { repo, targetBranch: 'main', state: 'paused' });
+  const row = await db
+    .selectFrom('merge_queues')
+    .innerJoin('repositories', 'repositories.id', 'merge_queues.repo_id')
+    .select('merge_queues.id')
+    .where('repositories.name', '=', repo.name)
+    .executeTakeFirstOrThrow();
+  for (let n = 1; n <= PRS; n++) {
+    const pr = {
+      number: n,
+      title: `Change ${n}`,
+      author: 'bench-bot',
+      headSha: n.toString(16).padStart(40, 'a'),
+      baseSha: base,
+      baseBranch: 'main',
+      mergeability: 'mergeable' as const,
+    };
+    await applyEvent(db, row.id, { type: 'pr_submitted', pr }, Date.now());
+  }
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+}
+
+await t.app.listen({ host: '127.0.0.1', port: 0 });
+const port = (t.app.server.address() as AddressInfo).port;
+const out: string[] = [];
+for (const [label, repo] of [
+  ['plain git', GIT_REPO],
+  ['GitHub (simulator)', GH_REPO],
+] as const) {
+  await seed(repo);
+  const body = JSON.stringify({ repo, targetBranch: 'main' });
+  const times: number[] = [];
+  let bytes = 0;
+  let listed = 0;
+  for (let i = 0; i < WARMUP + REQUESTS; i++) {
+    const started = performance.now();
+    const res = await fetch(`http://127.0.0.1:${port}/v1/getQueue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      body,
+    });
+    const text = await res.text();
+    const ms = performance.now() - started;
+    if (res.status !== 200) throw new Error(`getQueue: ${res.status} ${text}`);
+    if (i === 0)
+      listed = (JSON.parse(text) as { enqueuedPullRequests: unknown[] }).enqueuedPullRequests.length;
+    bytes = text.length;
+    if (i >= WARMUP) times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  out.push(
+    `${label}: ${listed} PRs listed, ${Math.round(bytes / 1024)} KiB; p50 ${pct(times, 0.5).toFixed(2)} ms, p99 ${pct(times, 0.99).toFixed(2)} ms, max ${times.at(-1)?.toFixed(2)} ms over ${REQUESTS} requests (${t.db.env['DATABASE_URL']?.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'})`,
+  );
+}
+console.log(out.join('\n'));
+await t.close();
+await sim.close();
+fs.rmSync(root, { recursive: true, force: true });
