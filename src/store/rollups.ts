@@ -370,13 +370,6 @@ export async function refreshFailureHours(
   }
 }
 
-/** The hours from the one holding `from` to the one holding `to`, inclusive. */
-function hoursBetween(from: number, to: number): number[] {
-  const out: number[] = [];
-  for (let h = hourOf(from); h <= hourOf(to); h++) out.push(h);
-  return out;
-}
-
 /** Attempts that ran (passed or failed) and failed. */
 export interface RunCounts {
   ran: number;
@@ -396,15 +389,16 @@ export async function runCountsOf(
 ): Promise<Map<number, { since: RunCounts; recent: RunCounts }>> {
   const out = new Map<number, { since: RunCounts; recent: RunCounts }>();
   if (ordinals.length === 0) return out;
-  const hours = hoursBetween(window.since, window.now + 2 * HOUR_MS);
   const recent = hourOf(window.recent);
+  // One range of hours per test on test_run_hours_by_test (migration 0021), not a probe per (hour, test).
   for (const part of keyChunks(db, ordinals, 100)) {
     const rows = await db
       .selectFrom('test_run_hours')
       .select(['hour', 'ordinal', 'passed', 'failed'])
       .where('repo_id', '=', repoId)
-      .where('hour', 'in', hours)
       .where('ordinal', 'in', part)
+      .where('hour', '>=', hourOf(window.since))
+      .where('hour', '<=', hourOf(window.now + 2 * HOUR_MS))
       .execute();
     for (const r of rows) {
       const ordinal = Number(r.ordinal);
@@ -504,28 +498,26 @@ export async function dailyOutcomesOf(
   since: number,
   days: number,
 ): Promise<DailyOutcomeRow[]> {
-  const hours = hoursBetween(since, since + days * 24 * HOUR_MS - 1);
   const byDay = new Map<number, DailyOutcomeRow>();
-  for (const part of chunked(hours, 1000)) {
-    const rows = await db
-      .selectFrom('test_run_hours')
-      .select(['hour', 'passed', 'failed', 'failed_quarantined', 'skipped'])
-      .where('repo_id', '=', repoId)
-      .where('hour', 'in', part)
-      .where('ordinal', '=', ordinal)
-      .execute();
-    for (const r of rows) {
-      const d = Math.floor((Number(r.hour) * HOUR_MS - since) / (24 * HOUR_MS));
-      let row = byDay.get(d);
-      if (row === undefined) {
-        row = { day: d, passed: 0, failed: 0, quarantined: 0, skipped: 0 };
-        byDay.set(d, row);
-      }
-      row.passed += Number(r.passed);
-      row.failed += Number(r.failed) - Number(r.failed_quarantined);
-      row.quarantined += Number(r.failed_quarantined);
-      row.skipped += Number(r.skipped);
+  const rows = await db
+    .selectFrom('test_run_hours')
+    .select(['hour', 'passed', 'failed', 'failed_quarantined', 'skipped'])
+    .where('repo_id', '=', repoId)
+    .where('ordinal', '=', ordinal)
+    .where('hour', '>=', hourOf(since))
+    .where('hour', '<=', hourOf(since + days * 24 * HOUR_MS - 1))
+    .execute();
+  for (const r of rows) {
+    const d = Math.floor((Number(r.hour) * HOUR_MS - since) / (24 * HOUR_MS));
+    let row = byDay.get(d);
+    if (row === undefined) {
+      row = { day: d, passed: 0, failed: 0, quarantined: 0, skipped: 0 };
+      byDay.set(d, row);
     }
+    row.passed += Number(r.passed);
+    row.failed += Number(r.failed) - Number(r.failed_quarantined);
+    row.quarantined += Number(r.failed_quarantined);
+    row.skipped += Number(r.skipped);
   }
   return [...byDay.values()].sort((a, b) => a.day - b.day);
 }

@@ -88,6 +88,7 @@ describe('failure texts', () => {
       '0018_test_rollups',
       '0019_default_broken_monitor',
       '0020_test_cases_by_name',
+      '0021_run_hours_by_test',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

@@ -113,6 +113,7 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0018_test_rollups',
       '0019_default_broken_monitor',
       '0020_test_cases_by_name',
+      '0021_run_hours_by_test',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);

@@ -103,6 +103,7 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0021_run_hours_by_test',
       '0020_test_cases_by_name',
       '0019_default_broken_monitor',
       '0018_test_rollups',
@@ -126,6 +127,7 @@ describe('test ordinals', () => {
       '0018_test_rollups',
       '0019_default_broken_monitor',
       '0020_test_cases_by_name',
+      '0021_run_hours_by_test',
     ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]

@@ -19,6 +19,7 @@ import * as m0017 from './0017_queue_labels.ts';
 import * as m0018 from './0018_test_rollups.ts';
 import * as m0019 from './0019_default_broken_monitor.ts';
 import * as m0020 from './0020_test_cases_by_name.ts';
+import * as m0021 from './0021_run_hours_by_test.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -45,4 +46,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0018_test_rollups': m0018,
   '0019_default_broken_monitor': m0019,
   '0020_test_cases_by_name': m0020,
+  '0021_run_hours_by_test': m0021,
 };
