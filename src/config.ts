@@ -30,6 +30,10 @@ export interface Config {
   readonly authFailLimitPerMinute: number;
   /** Parsed merge-queue states kept in memory by (queue, version) for getQueue; 0 keeps none (MAINLINE_QUEUE_STATE_CACHE). */
   readonly queueStateCache: number;
+  /** GitHub branches whose queue settings (.mainline.yaml, protection, rulesets) getQueue remembers; 0 none (MAINLINE_FORGE_SETTINGS_CACHE). */
+  readonly forgeSettingsCache: number;
+  /** Seconds such a memo may be used at most (webhooks drop it sooner) (MAINLINE_FORGE_SETTINGS_TTL). */
+  readonly forgeSettingsTtlSeconds: number;
   /** Burst size of that limit (MAINLINE_AUTH_FAIL_BURST). */
   readonly authFailBurst: number;
   /** Client addresses that limit remembers at once, least recently seen dropped first (MAINLINE_AUTH_FAIL_ADDRESSES). */
@@ -301,6 +305,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ),
     authFailLimitPerMinute: readInt(env, 'MAINLINE_AUTH_FAIL_LIMIT', 10, 0, 1_000_000),
     queueStateCache: readInt(env, 'MAINLINE_QUEUE_STATE_CACHE', 16, 0, 10_000),
+    forgeSettingsCache: readInt(env, 'MAINLINE_FORGE_SETTINGS_CACHE', 256, 0, 100_000),
+    forgeSettingsTtlSeconds: readInt(env, 'MAINLINE_FORGE_SETTINGS_TTL', 60, 0, 3600),
     authFailBurst: readInt(env, 'MAINLINE_AUTH_FAIL_BURST', 20, 1, 1_000_000),
     authFailAddresses: readInt(env, 'MAINLINE_AUTH_FAIL_ADDRESSES', 10_000, 100, 10_000_000),
     trustProxy: readTrustProxy(env),

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Tables } from '../store/schema.ts';
+import type { ForgeSettingsMemo } from './queue/forge-settings-cache.ts';
 import type { QueueStateCache } from './queue/state-cache.ts';
 import type { AuthThrottle } from './throttle.ts';
 
@@ -17,6 +18,8 @@ export interface AppContext {
   readonly authThrottle?: AuthThrottle;
   /** Parsed queue states by (queue, version) for queue reads; the HTTP app makes one sized from the config. */
   readonly queueStates?: QueueStateCache;
+  /** What GitHub branches say about their queues, for getQueue only; the HTTP app makes one sized from the config. */
+  readonly forgeSettings?: ForgeSettingsMemo;
 }
 
 /** Who is calling: resolved from the x-api-token header. Every query is scoped to orgId. */

@@ -9,6 +9,7 @@ import { IngestGate } from '../app/ingest/gate.ts';
 import { ParserPool } from '../app/ingest/parser-pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
+import { ForgeSettingsMemo } from '../app/queue/forge-settings-cache.ts';
 import { QueueStateCache } from '../app/queue/state-cache.ts';
 import { AuthThrottle } from '../app/throttle.ts';
 import { UrlSigner } from '../app/url-signer.ts';
@@ -171,7 +172,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     maxAddresses: config.authFailAddresses,
   });
   const queueStates = new QueueStateCache(config.queueStateCache);
-  const ctx: AppContext = { db: database.db, config, now, authThrottle, queueStates };
+  const forgeSettings = new ForgeSettingsMemo(
+    config.forgeSettingsCache,
+    config.forgeSettingsTtlSeconds * 1000,
+  );
+  const ctx: AppContext = { db: database.db, config, now, authThrottle, queueStates, forgeSettings };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
   let accepting = true;

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import { insertDelivery } from '../../store/github.ts';
 import type { AppContext } from '../context.ts';
+import { forgetOnWebhook } from '../queue/forge-settings-cache.ts';
 
 /** True when `header` is `sha256=<hex>` of the HMAC-SHA256 of exactly these bytes under `secret`. */
 export function validSignature(secret: string, body: Buffer, header: string | undefined): boolean {
@@ -43,9 +44,9 @@ export async function receiveGitHubDelivery(
   if (delivery.id === undefined || delivery.event === undefined) {
     throw new AppError('BAD_REQUEST', 'X-GitHub-Delivery and X-GitHub-Event headers are required');
   }
-  let payload: { action?: unknown };
+  let payload: { action?: unknown } & Parameters<typeof forgetOnWebhook>[2];
   try {
-    payload = JSON.parse(delivery.body.toString('utf8')) as { action?: unknown };
+    payload = JSON.parse(delivery.body.toString('utf8')) as typeof payload;
   } catch {
     throw new AppError('INVALID_JSON', 'The delivery body is not JSON');
   }
@@ -56,5 +57,7 @@ export async function receiveGitHubDelivery(
     payload: delivery.body.toString('utf8'),
     received_at: ctx.now(),
   });
+  // Verified: what getQueue remembers of the repository's branches is dropped (forge-settings-cache.ts).
+  forgetOnWebhook(ctx, delivery.event, payload);
   return { id: delivery.id, duplicate: !stored };
 }

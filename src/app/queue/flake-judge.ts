@@ -14,7 +14,7 @@ import type { Forge, ForgeRepo } from '../ports.ts';
 
 /** The queue's flake protection: its own setting, else the repository's .mainline.yaml, else off. */
 export async function flakeProtectionOf(
-  forge: Forge,
+  forge: Pick<Forge, 'requiredStatuses'>,
   repo: ForgeRepo,
   queue: Pick<QueueRow, 'flake_protection'>,
   branch: string,

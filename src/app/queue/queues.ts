@@ -24,6 +24,7 @@ import type { Forge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef, repoFullName } from '../repositories.ts';
 import { applyEvent, type LoadedQueue, loadState } from './apply.ts';
 import { flakeProtectionOf } from './flake-judge.ts';
+import { requiredStatusesForRead } from './forge-settings-cache.ts';
 import { labelSettingsOf, updateLabelSettings } from './label-settings.ts';
 import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
 
@@ -120,8 +121,9 @@ export async function getQueue(
   body: { repo: RepoRef; targetBranch: string },
 ) {
   const queue = await readQueueOf(ctx, caller, body.repo, body.targetBranch);
+  // A display only: what the branch says may come from the memo (forge-settings-cache.ts).
   const flakeProtection = await flakeProtectionOf(
-    forge,
+    { requiredStatuses: (repo, branch) => requiredStatusesForRead(ctx, forge, repo, branch) },
     { ...body.repo, id: queue.repoId },
     queue.row,
     body.targetBranch,
