@@ -857,6 +857,24 @@ describe('GitHub webhook deliveries on a server with GitHub configured', () => {
   });
   afterAll(() => t.close());
 
+  it('POST /webhooks/github: a signed delivery whose JSON is not an object gets 400 INVALID_JSON, not a 500', async () => {
+    for (const body of ['null', '[]', '1', '"push"']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/webhooks/github',
+        headers: {
+          'content-type': 'application/json',
+          'x-github-delivery': `not-an-object-${body}`,
+          'x-github-event': 'push',
+          'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+        },
+        payload: body,
+      });
+      expect(res.statusCode, `${body}: ${res.body}`).toBe(400);
+      expect(res.json().error.code).toBe('INVALID_JSON');
+    }
+  });
+
   it('POST /webhooks/github: random deliveries, signed or not, get 202 or a 4xx envelope', async () => {
     const body = fc.oneof(
       fc.jsonValue({ maxDepth: 3 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),

@@ -50,6 +50,10 @@ export async function receiveGitHubDelivery(
   } catch {
     throw new AppError('INVALID_JSON', 'The delivery body is not JSON');
   }
+  // GitHub always sends an object; `null`, a list or a number would fail below as a TypeError (a 500).
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new AppError('INVALID_JSON', 'The delivery body is not a JSON object');
+  }
   const stored = await insertDelivery(ctx.db, {
     id: delivery.id,
     event: delivery.event,
