@@ -59,19 +59,24 @@ try {
 }
 
 const started = performance.now();
-fs.rmSync(dist, { recursive: true, force: true });
-const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], {
-  cwd: root,
-  stdio: 'inherit',
-});
+// Built beside dist/ and swapped in at the end: a server running from dist/ (npm start in another
+// terminal) keeps finding its thread entries while a build runs, and a failed build leaves the old one.
+const next = path.join(root, 'dist.next');
+fs.rmSync(next, { recursive: true, force: true });
+const result = spawnSync(
+  process.execPath,
+  [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', next],
+  { cwd: root, stdio: 'inherit' },
+);
 if (result.status !== 0) {
-  console.error('mainline build: tsc failed; dist/ is incomplete');
+  console.error('mainline build: tsc failed; dist/ is left as it was');
+  fs.rmSync(next, { recursive: true, force: true });
   process.exit(result.status ?? 1);
 }
 for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile() || !COPIED.test(entry.name)) continue;
   const from = path.join(entry.parentPath, entry.name);
-  const to = path.join(dist, path.relative(src, from));
+  const to = path.join(next, path.relative(src, from));
   fs.mkdirSync(path.dirname(to), { recursive: true });
   fs.copyFileSync(from, to);
 }
@@ -79,12 +84,17 @@ const uploader = await makeUploader();
 if (uploader === undefined) {
   console.warn('mainline build: esbuild is not installed; dist/mainline-upload.mjs not made');
 } else {
-  fs.writeFileSync(path.join(dist, 'mainline-upload.mjs'), uploader, { mode: 0o755 });
+  fs.writeFileSync(path.join(next, 'mainline-upload.mjs'), uploader, { mode: 0o755 });
   const committed = fs.existsSync(UPLOADER_COPY) ? fs.readFileSync(UPLOADER_COPY, 'utf8') : '';
   if (!process.argv.includes('--if-stale') && committed !== uploader) {
     fs.writeFileSync(UPLOADER_COPY, uploader, { mode: 0o755 });
     console.log(`mainline build: updated ${path.relative(root, UPLOADER_COPY)} (commit it with src/cli)`);
   }
 }
-fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+fs.writeFileSync(path.join(next, '.built'), `${new Date().toISOString()}\n`);
+const old = path.join(root, 'dist.old');
+fs.rmSync(old, { recursive: true, force: true });
+if (fs.existsSync(dist)) fs.renameSync(dist, old);
+fs.renameSync(next, dist);
+fs.rmSync(old, { recursive: true, force: true });
 console.log(`mainline build: dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`);
