@@ -57,6 +57,18 @@ const FAILURE_ADD = [
 
 const upsertTexts = new Map<string, string>();
 
+/** Adds `sums` (times `sign`: 1 to add an upload, -1 to take it out) to a repository's test_run_hours. */
+function addRunSums(db: Queryable, repoId: string, sums: RunSums, sign: 1 | -1): Promise<void> {
+  return upsert(
+    db,
+    'test_run_hours',
+    RUN_COLUMNS,
+    'repo_id, hour, ordinal',
+    RUN_ADD,
+    runRows(repoId, sums, sign),
+  );
+}
+
 /**
  * Inserts rows (values in the order of `columns`), adding to the row of a taken key as `set` says.
  * No key may appear twice in one call (PostgreSQL refuses to update a row twice in one statement).
@@ -169,14 +181,7 @@ export async function addUploadRollups(
   const sums: RunSums = new Map();
   addPasses(sums, attempts.passes);
   addResults(sums, attempts.results, attempts.ordinalOf);
-  await upsert(
-    db,
-    'test_run_hours',
-    RUN_COLUMNS,
-    'repo_id, hour, ordinal',
-    RUN_ADD,
-    runRows(repoId, sums, 1),
-  );
+  await addRunSums(db, repoId, sums, 1);
   // Failures by (ordinal, hour, fingerprint): counts and latest times summed here; summaries that
   // differ within one key go in later rounds (a key once per statement), so the database picks the least.
   const groups = new Map<string, { row: unknown[]; summaries: Set<string> }>();
@@ -272,14 +277,7 @@ export async function removeUploadRollups(
   }
   const stored = results.map((r) => ({ ...r, at: Number(r.at) }));
   addResults(sums, stored, (id) => ordinals.get(id) as number);
-  await upsert(
-    db,
-    'test_run_hours',
-    RUN_COLUMNS,
-    'repo_id, hour, ordinal',
-    RUN_ADD,
-    runRows(repoId, sums, -1),
-  );
+  await addRunSums(db, repoId, sums, -1);
   for (const [hour, byOrdinal] of sums) {
     for (const part of chunked([...byOrdinal.keys()])) {
       await db
@@ -561,14 +559,7 @@ export async function rebuildRollups(db: Queryable, repoId: string): Promise<voi
   let sums: RunSums = new Map();
   let keys = 0;
   const flush = async () => {
-    await upsert(
-      db,
-      'test_run_hours',
-      RUN_COLUMNS,
-      'repo_id, hour, ordinal',
-      RUN_ADD,
-      runRows(repoId, sums, 1),
-    );
+    await addRunSums(db, repoId, sums, 1);
     sums = new Map();
     keys = 0;
   };

@@ -179,16 +179,18 @@ export async function fillFailing(
     from (${FAILING(repoId, start, end)}) f`.execute(db);
 }
 
-/** Ids of a repository's quarantined tests, by name. */
-export async function quarantinedIds(db: Queryable, repoId: string, limit: number): Promise<string[]> {
-  const rows = await db
+/**
+ * Ids of a repository's quarantined tests, by name then id (one index-only walk of
+ * test_cases_quarantined); the first `limit`, or all of them.
+ */
+export async function quarantinedIds(db: Queryable, repoId: string, limit?: number): Promise<string[]> {
+  const query = db
     .selectFrom('test_cases')
     .select('id')
     .where('repo_id', '=', repoId)
     .where('quarantined', '=', 1)
     .orderBy('name')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+    .orderBy('id');
+  const rows = await (limit === undefined ? query : query.limit(limit)).execute();
   return rows.map((r) => r.id);
 }

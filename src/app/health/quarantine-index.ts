@@ -6,8 +6,8 @@
 // another replica on the same database is seen by the next call: an index of another version is
 // read again (one index-only walk of test_cases_quarantined), never used.
 import type { Kysely } from 'kysely';
-import { allQuarantinedIds } from '../../store/quarantine-index.ts';
 import type { Tables } from '../../store/schema.ts';
+import { quarantinedIds } from '../../store/test-lists.ts';
 import type { AppContext } from '../context.ts';
 
 /** A repository's quarantined ids at one health version. */
@@ -40,7 +40,7 @@ export class QuarantineIndexCache {
       return held;
     }
     if (this.#tooLarge.has(repoId)) return undefined;
-    const ordered = await allQuarantinedIds(db, repoId);
+    const ordered = await quarantinedIds(db, repoId);
     const index: QuarantinedIndex = { version, ordered, ids: new Set(ordered) };
     // A slower caller that read an older version does not replace a newer index.
     const now = this.#repos.get(repoId);
