@@ -16,10 +16,12 @@
  * - a failing run waits until everything ahead in its lane settled and, with pending-failure depth d, until
  *   the next d groups behind it finished; then a single PR is ejected and a batch is bisected;
  * - an ejected PR invalidates every run whose branch holds it: those PRs go back to pending and restart;
- * - bisection (bisection_skip_redundant_tests): a failed segment is halved, the left half runs first
- *   and the right half is inferred to fail when the left passes; runs use a separate pool of
- *   bisectionConcurrency; at the end the single failing PRs are ejected, the passing segment that starts
- *   at the batch's first PR merges, the other PRs of the batch go back to pending at the queue's head.
+ * - bisection on the side (bisection_skip_redundant_tests): a failed batch leaves the line at once (its
+ *   PRs wait aside) and every run whose branch holds one of its PRs restarts without it; a failed segment
+ *   is halved, the left half runs first and the right half is inferred to fail when the left passes;
+ *   each segment runs (from a separate pool of bisectionConcurrency) in the line, behind what the line
+ *   tests once everything else settled: a passing segment merges in line order, a failing one goes aside
+ *   again (restarting the runs built on it); single failing PRs are ejected.
  *
  * Pure and deterministic: seeded PRNGs, simulated time, nothing reads the clock.
  */
@@ -102,11 +104,11 @@ export function idealCeiling(policy: IdealPolicy, model: IdealModel): Ceiling {
     };
   }
   if (b > 1 && k === 1 && depth === 0) {
-    const r = batchRenewal(b, c, policy.bisectionConcurrency ?? Math.max(2, 2 * c), model);
+    const r = batchWindow(b, c, policy.bisectionConcurrency ?? Math.max(2, 2 * c), model);
     return {
-      name: `speculative batches with bisection (${r.rounds.toFixed(2)} rounds per bisection)`,
-      formula: 'Markov renewal: E[merged per cycle]/E[cycle]',
-      perHour: r.mergedPerCycle / (r.cyclesT * t),
+      name: `speculative batches, side bisection (${r.rounds.toFixed(2)} rounds per bisection)`,
+      formula: '(B·Σ_{i=1..C}(1−q_B)^i + (1−(1−q_B)^C)·G)/T',
+      perHour: r.mergedPerT / t,
     };
   }
   if (b === 1 && k === 1 && depth === 1) {
@@ -286,11 +288,11 @@ export function parallelLanes(c: number, k: number, m: IdealModel): number {
 
 export interface BisectionOutcome {
   prob: number;
-  /** PRs of the batch that merge: the passing segment that starts at its first PR. */
+  /** PRs proven by the passing segment that starts at the batch's first PR. */
   merged: number;
   /** Rounds of T the bisection took. */
   rounds: number;
-  /** Good PRs of the batch sent back to the queue's head (they are known to be good). */
+  /** The batch's other good PRs not ejected (with side bisection they merge too: merged + retested). */
   retested: number;
   /** Good PRs ejected by the bisection (flakes). */
   wronglyEjected: number;
@@ -368,89 +370,46 @@ export function bisectionOutcomes(bad: boolean[], f: number, concurrency: number
   return out;
 }
 
-export interface BatchRenewal {
-  /** Expected PRs merged per cycle and expected cycle length in units of T. */
-  mergedPerCycle: number;
-  cyclesT: number;
+export interface BatchWindow {
+  /** Expected PRs merged per T. */
+  mergedPerT: number;
+  /** G: expected good PRs of a failed batch that its bisection lets merge (the rest a flake ejected). */
+  goodPerFailure: number;
+  /** q_B: probability that a batch of fresh PRs fails. */
+  qB: number;
   /** Mean bisection rounds per failed batch. */
   rounds: number;
 }
 
 /**
- * Speculative batches, fixed T: C batches of B start together; after T the first failing batch (if any)
- * is bisected for R rounds of T while everything behind it waits on it (and is invalidated when its
- * culprit leaves); then the batches ahead of it and its proven head have merged and the queue restarts
- * with the batch's other good PRs at its head. A cycle lasts (1 + R)·T (R = 0 when all C batches pass).
- * Markov renewal over g, the known-good PRs at the head when a cycle starts (0 ≤ g < B).
+ * Speculative batches with side bisection, fixed T: C batches of B fresh PRs start together; after T the
+ * leading passes merge, the first failing batch leaves the line and every batch behind it restarts
+ * without it, so the window is the speculative window of C runs with q_B = 1 − (1 − p)^B(1 − f) per
+ * batch: B·Σ_{i=1..C}(1 − q_B)^i PRs merge per T. The failed batch (probability 1 − (1 − q_B)^C per T) is
+ * bisected in its own pool while later windows run; its segments run behind the window and merge when
+ * they pass, so its good PRs all merge except those a flake in the bisection ejects: G on average.
  */
-export function batchRenewal(
-  b: number,
-  c: number,
-  bisectionConcurrency: number,
-  m: IdealModel,
-): BatchRenewal {
+export function batchWindow(b: number, c: number, bisectionConcurrency: number, m: IdealModel): BatchWindow {
   const p = m.failureRate;
   const f = m.flakeRate;
-  // Outcomes of a batch with g known-good PRs at its head, joint with its failing: prob sums to P(fail).
-  const failing = (g: number): BisectionOutcome[] => {
-    const all: BisectionOutcome[] = [];
-    for (let mask = 0; mask < 2 ** (b - g); mask += 1) {
-      const bad = Array.from({ length: b }, (_, i) => i >= g && ((mask >> (i - g)) & 1) === 1);
-      const nBad = bad.filter(Boolean).length;
-      const pBad = p ** nBad * (1 - p) ** (b - g - nBad);
-      const pFail = nBad > 0 ? 1 : f;
-      if (pBad * pFail === 0) continue;
-      for (const o of bisectionOutcomes(bad, f, bisectionConcurrency))
-        all.push({ ...o, prob: o.prob * pBad * pFail });
+  let failProb = 0;
+  let good = 0;
+  let rounds = 0;
+  for (let mask = 0; mask < 2 ** b; mask += 1) {
+    const bad = Array.from({ length: b }, (_, i) => ((mask >> i) & 1) === 1);
+    const nBad = bad.filter(Boolean).length;
+    const w = p ** nBad * (1 - p) ** (b - nBad) * (nBad > 0 ? 1 : f);
+    if (w === 0) continue;
+    failProb += w;
+    for (const o of bisectionOutcomes(bad, f, bisectionConcurrency)) {
+      good += w * o.prob * (o.merged + o.retested);
+      rounds += w * o.prob * o.rounds;
     }
-    return all;
-  };
-  const passOf = (fresh: number) => (1 - p) ** fresh * (1 - f);
-  const P: number[][] = [];
-  const merged: number[] = [];
-  const length: number[] = [];
-  let roundsNum = 0;
-  let roundsDen = 0;
-  const roundsW: number[] = [];
-  const roundsF: number[] = [];
-  for (let g = 0; g < b; g += 1) {
-    const row = new Array<number>(b).fill(0);
-    let mg = 0;
-    let len = 0;
-    let rw = 0;
-    let rf = 0;
-    let ahead = 1; // probability that batches 1..i−1 passed
-    for (let i = 0; i < c; i += 1) {
-      const head = i === 0 ? g : 0;
-      for (const o of failing(head)) {
-        const w = ahead * o.prob;
-        row[o.retested]! += w;
-        mg += w * (i * b + o.merged);
-        len += w * (1 + o.rounds);
-        rw += w * o.rounds;
-        rf += w;
-      }
-      ahead *= passOf(b - head);
-    }
-    row[0]! += ahead;
-    mg += ahead * c * b;
-    len += ahead;
-    P.push(row);
-    merged.push(mg);
-    length.push(len);
-    roundsW.push(rw);
-    roundsF.push(rf);
   }
-  const pi = stationary(P);
-  for (let g = 0; g < b; g += 1) {
-    roundsNum += pi[g]! * roundsW[g]!;
-    roundsDen += pi[g]! * roundsF[g]!;
-  }
-  return {
-    mergedPerCycle: pi.reduce((s, x, g) => s + x * merged[g]!, 0),
-    cyclesT: pi.reduce((s, x, g) => s + x * length[g]!, 0),
-    rounds: roundsDen > 0 ? roundsNum / roundsDen : 0,
-  };
+  const qB = 1 - (1 - p) ** b * (1 - f);
+  const goodPerFailure = failProb > 0 ? good / failProb : 0;
+  const mergedPerT = b * windowMerges(qB, c) + (1 - (1 - qB) ** c) * goodPerFailure;
+  return { mergedPerT, goodPerFailure, qB, rounds: failProb > 0 ? rounds / failProb : 0 };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -483,6 +442,7 @@ interface INode {
   status: 'waiting' | 'blocked' | 'running' | 'passed' | 'failed';
   run: IRun | null;
   split: boolean;
+  retry?: boolean;
 }
 
 interface IBisection {
@@ -549,8 +509,11 @@ export class IdealQueue {
     return this.now >= this.windowStart && this.now < this.windowEnd;
   }
 
+  /** Keeps `backlog` PRs in the line: PRs of a failed batch being bisected do not count. */
   private refill(): void {
-    while (this.order.length < this.backlog) {
+    let inLine = 0;
+    for (const e of this.order) if (e.state !== 'bisecting' && e.run?.kind !== 'bisection') inLine += 1;
+    for (; inLine < this.backlog; inLine += 1) {
       const bad = this.prRand() < this.model.failureRate;
       const lane = Math.floor(this.prRand() * this.k);
       this.order.push({ n: this.nextPr++, bad, lane, state: 'pending', run: null });
@@ -562,7 +525,9 @@ export class IdealQueue {
       changed = this.resolveFailures();
       changed = this.advanceBisections() || changed;
       changed = this.mergeHeads() || changed;
+      changed = this.startSegments(true) || changed;
       changed = this.startRuns() || changed;
+      if (!changed) changed = this.startSegments(false);
     }
   }
 
@@ -600,14 +565,11 @@ export class IdealQueue {
   private finish(run: IRun): void {
     this.cancel(run);
     const ok = !run.fails;
-    if (run.kind === 'bisection') {
-      if (run.node) run.node.status = ok ? 'passed' : 'failed';
-      return;
-    }
     for (const e of run.tested) {
       if (e.run !== run || e.state !== 'testing') continue;
       e.state = ok ? 'passed' : 'pfail';
     }
+    if (ok && run.node?.status === 'running' && run.node.run === run) run.node.status = 'passed';
     if (ok && this.policy.optimistic) {
       // A passing run proves every unmerged PR ahead of it that its branch holds.
       for (const e of run.deps) {
@@ -636,12 +598,26 @@ export class IdealQueue {
   /** A run whose branch holds an ejected PR tests nothing that will merge: its PRs restart. */
   private supersede(run: IRun): void {
     this.drop(run);
+    // A segment under test goes back aside, to be tested again.
+    const node = run.node?.status === 'running' && run.node.run === run ? run.node : null;
+    if (node) {
+      node.status = 'waiting';
+      node.run = null;
+      node.retry = true;
+    }
     for (const e of this.order) {
       if (e.run === run) {
-        e.state = 'pending';
+        e.state = node ? 'bisecting' : 'pending';
         e.run = null;
       }
     }
+  }
+
+  /** PRs leave the line (ejected or aside): every run whose branch holds one of them restarts. */
+  private invalidate(prs: IPr[], except: IRun | null): void {
+    const runs = new Set<IRun>(this.active);
+    for (const x of this.order) if (x.run) runs.add(x.run);
+    for (const run of runs) if (run !== except && prs.some((e) => run.members.has(e.n))) this.supersede(run);
   }
 
   private eject(e: IPr): void {
@@ -652,10 +628,7 @@ export class IdealQueue {
       if (e.bad) this.result.ejectedBad += 1;
       else this.result.ejectedGood += 1;
     }
-    const runs = new Set<IRun>(this.active);
-    for (const x of this.order) if (x.run) runs.add(x.run);
-    for (const b of this.bisections) runs.add(b.root);
-    for (const run of runs) if (run.members.has(e.n)) this.supersede(run);
+    this.invalidate([e], null);
   }
 
   private resolveFailures(): boolean {
@@ -666,8 +639,23 @@ export class IdealQueue {
     }
     let changed = false;
     for (const [run, members] of groups) {
+      // Built on a PR that left the line since, or a segment its bisection no longer runs: retest.
+      const orphan = run.kind === 'bisection' && !(run.node?.status === 'running' && run.node.run === run);
+      if (orphan || run.deps.some((d) => d.state === 'bisecting')) {
+        this.supersede(run);
+        changed = true;
+        continue;
+      }
       if (this.mustWait(run)) continue;
       changed = true;
+      const node = run.node?.status === 'running' && run.node.run === run ? run.node : null;
+      if (node) {
+        // A failed segment: a single PR is the culprit, more go aside again to be halved.
+        node.status = 'failed';
+        if (node.prs.length === 1) for (const e of members) this.eject(e);
+        else this.setAside(members, run);
+        continue;
+      }
       const [only] = members;
       if (members.length === 1 && only) this.eject(only);
       else this.startBisection(run, members);
@@ -695,7 +683,54 @@ export class IdealQueue {
       root,
       nodes: [{ prs: members, parent: null, status: 'failed', run: root, split: false }],
     });
-    for (const e of members) e.state = 'bisecting';
+    this.setAside(members, root);
+  }
+
+  private setAside(members: IPr[], failed: IRun): void {
+    for (const e of members) {
+      e.state = 'bisecting';
+      e.run = null;
+    }
+    this.invalidate(members, failed);
+  }
+
+  /**
+   * Waiting segments start behind what the line tests (called once everything else settled); with
+   * `retries`, segments whose run went stale start before the runs restarting with them, once more
+   * than 2·C·B PRs wait in bisections (as the engine does).
+   */
+  private startSegments(retries: boolean): boolean {
+    if (retries) {
+      let waiting = 0;
+      for (const e of this.order) if (e.state === 'bisecting' || e.run?.kind === 'bisection') waiting += 1;
+      if (waiting <= 2 * this.c * this.b) return false;
+    }
+    let changed = false;
+    for (const b of this.bisections) {
+      for (const node of b.nodes) {
+        if (node.status !== 'waiting' || (retries && !node.retry)) continue;
+        let running = 0;
+        for (const r of this.active) if (r.kind === 'bisection') running += 1;
+        if (running >= this.bisectionConcurrency) return changed;
+        const rest = this.order.filter((e) => !node.prs.includes(e));
+        let at = 0;
+        rest.forEach((e, i) => {
+          if (e.state !== 'pending' && e.state !== 'bisecting') at = i + 1;
+        });
+        this.order = [...rest.slice(0, at), ...node.prs, ...rest.slice(at)];
+        const lane = node.prs[0]!.lane;
+        const deps = rest.slice(0, at).filter((e) => e.state !== 'bisecting' && e.lane === lane);
+        const run = this.createRun('bisection', node.prs, deps, node);
+        for (const e of node.prs) {
+          e.state = 'testing';
+          e.run = run;
+        }
+        node.run = run;
+        node.status = 'running';
+        changed = true;
+      }
+    }
+    return changed;
   }
 
   private advanceBisections(): boolean {
@@ -719,14 +754,11 @@ export class IdealQueue {
         else return;
         changed = true;
       });
+      // A single PR inferred to fail (its left sibling passed) is the culprit.
       for (const node of b.nodes) {
-        if (node.status !== 'waiting') continue;
-        let running = 0;
-        for (const r of this.active) if (r.kind === 'bisection') running += 1;
-        if (running >= this.bisectionConcurrency) break;
-        const deps = b.root.deps.filter((e) => e.state !== 'merged');
-        node.run = this.createRun('bisection', node.prs, deps, node);
-        node.status = 'running';
+        const [only] = node.prs;
+        if (node.status !== 'failed' || node.prs.length !== 1 || only?.state !== 'bisecting') continue;
+        this.eject(only);
         changed = true;
       }
       const settled = (n: INode) =>
@@ -741,24 +773,6 @@ export class IdealQueue {
 
   private finishBisection(b: IBisection): void {
     this.bisections = this.bisections.filter((x) => x !== b);
-    const [root] = b.nodes;
-    if (!root) return;
-    const culprits = b.nodes.filter((n) => !n.split && n.status === 'failed' && n.prs.length === 1);
-    const proven = b.nodes
-      .filter((n) => n.status === 'passed' && n.prs[0] === root.prs[0] && n.run !== null)
-      .sort((x, y) => y.prs.length - x.prs.length)[0];
-    const guilty: IPr[] = [];
-    for (const e of root.prs) {
-      if (culprits.some((n) => n.prs[0] === e)) guilty.push(e);
-      else if (proven?.run && proven.prs.includes(e)) {
-        e.state = 'passed';
-        e.run = proven.run;
-      } else {
-        e.state = 'pending';
-        e.run = null;
-      }
-    }
-    for (const e of guilty) this.eject(e);
   }
 
   private mergeHeads(): boolean {
@@ -767,7 +781,7 @@ export class IdealQueue {
       again = false;
       const seen = new Set<number>();
       for (const e of this.order) {
-        if (seen.has(e.lane)) continue;
+        if (seen.has(e.lane) || e.state === 'bisecting') continue;
         seen.add(e.lane);
         if (e.state !== 'passed') continue;
         e.state = 'merged';
@@ -789,6 +803,7 @@ export class IdealQueue {
     const blocked = new Set<number>();
     for (let i = 0; i < this.order.length; i += 1) {
       const e = this.order[i]!;
+      if (e.state === 'bisecting') continue;
       const lane = ahead.get(e.lane) ?? [];
       ahead.set(e.lane, lane);
       if (e.state === 'pending' && !blocked.has(e.lane)) {
@@ -797,6 +812,7 @@ export class IdealQueue {
         if (this.b > 1 && this.k === 1) {
           for (let j = i + 1; j < this.order.length && group.length < this.b; j += 1) {
             const m = this.order[j]!;
+            if (m.state === 'bisecting') continue;
             if (m.state !== 'pending') break;
             group.push(m);
           }

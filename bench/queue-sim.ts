@@ -504,6 +504,25 @@ export class QueueSim {
     this.state = pruneHistory(this.state).state;
   }
 
+  /** Queued PRs set aside for bisection or under test in a bisection segment. */
+  private bisecting(): number {
+    let n = 0;
+    for (const b of this.state.bisections)
+      for (const x of b.nodes[0]?.prs ?? []) {
+        const e = this.state.prs[x];
+        const run = e?.runId ? this.state.runs[e.runId] : undefined;
+        if (
+          e?.state === 'testing' &&
+          (run === undefined ||
+            run.kind === 'bisection' ||
+            run.status === 'failed' ||
+            run.status === 'cancelled')
+        )
+          n += 1;
+      }
+    return n;
+  }
+
   private scheduleWake(): void {
     const wake = nextWakeAt(this.state);
     if (wake === null || wake <= this.now || this.ticks.has(wake)) return;
@@ -518,8 +537,11 @@ export class QueueSim {
     if (!saturated) this.heap.push(this.now + exponential(this.arrivalRand, meanGap), { kind: 'arrival' });
     let stall: string | null = null;
     const stallAfter = 10 * opts.durationMinutes * MINUTE;
+    // Saturated: `backlog` PRs in the line; PRs of a failed batch being bisected do not count.
     const refill = () => {
-      while (saturated && this.open < cfg.backlog) this.submitOne();
+      if (!saturated) return;
+      let open = this.open - this.bisecting();
+      for (; open < cfg.backlog; open += 1) this.submitOne();
     };
     refill();
     this.scheduleWake();

@@ -25,11 +25,18 @@ describe('merge-queue ceilings against the idealised queue (T = 30 min, p = 5%)'
     it(`${scenario.label}: the derived ceiling is what the idealised queue merges`, () => {
       const policy = policyFor(scenario);
       // 20 seeds of 1000 simulated hours (400 for the wide windows, which vary less per hour).
-      const hours = scenario.concurrency >= 20 ? 400 : 1000;
+      const hours = scenario.concurrency >= 20 || scenario.batchSize !== undefined ? 400 : 1000;
       for (const f of [0, 0.05, 0.15]) {
         const ceiling = idealCeiling(policy, model(f)).perHour;
         const sim = estimateIdeal(policy, model(f), { seed: 7001, seeds: 20, hours });
         const where = `${scenario.id} f=${f}: ceiling ${ceiling.toFixed(3)}, ideal ${sim.mergedPerHour.toFixed(3)} ± ${sim.stdError.toFixed(3)}`;
+        if (scenario.batchSize !== undefined) {
+          // Side bisection: the closed form lets every segment merge without waiting on the window; the
+          // idealised queue's segments wait behind it (restarted when a batch ahead fails), so the
+          // closed form is a bound here, not the value (docs/benchmarks-queue.md, Ceilings).
+          expect(sim.mergedPerHour, where).toBeLessThanOrEqual(ceiling + 4 * sim.stdError);
+          continue;
+        }
         // The sample must be able to tell a wrong formula: its standard error under 1% of the ceiling.
         expect(sim.stdError / ceiling, where).toBeLessThan(0.01);
         expect(Math.abs(sim.mergedPerHour - ceiling), where).toBeLessThanOrEqual(4 * sim.stdError);
@@ -37,16 +44,18 @@ describe('merge-queue ceilings against the idealised queue (T = 30 min, p = 5%)'
     }, 120_000);
   }
 
-  it('refutes the old combined bound C·B·(1−q)^B/T for batching 4 with concurrency 5', () => {
+  it('side bisection: the closed form for batching 4 × concurrency 5 exceeds 3× concurrency 5, below the old bound', () => {
     const scenario = DEFAULT_SCENARIOS.find((s) => s.batchSize === 4 && s.concurrency === 5);
+    const single = DEFAULT_SCENARIOS.find(
+      (s) => s.batchSize === undefined && s.concurrency === 5 && !s.antiFlake,
+    );
     expect(scenario).toBeDefined();
-    const policy = policyFor(scenario!);
+    expect(single).toBeDefined();
     const old = (5 * 4 * (1 - 0.05) ** 4) / 0.5;
-    const sim = estimateIdeal(policy, model(0), { seed: 7001, seeds: 16, hours: 400 });
-    // Even with zero overhead the policy merges about a third of what that bound promised.
-    expect(sim.mergedPerHour).toBeLessThan(old / 2);
-    expect(idealCeiling(policy, model(0)).perHour).toBeLessThan(old / 2);
-  }, 60_000);
+    const ceiling = idealCeiling(policyFor(scenario!), model(0)).perHour;
+    expect(ceiling).toBeLessThan(old);
+    expect(ceiling / idealCeiling(policyFor(single!), model(0)).perHour).toBeGreaterThan(3);
+  });
 });
 
 describe('bisection of a failed batch of 4 (bisection_skip_redundant_tests)', () => {

@@ -22,6 +22,7 @@ export function queueConfigRecord(s: QueueState) {
     batch: c.batch,
     batchingMaxWaitTimeMinutes: c.batchingMaxWaitTimeMinutes,
     batchingMinSize: c.batchingMinSize,
+    ...(c.batchingMaxSize !== undefined ? { batchingMaxSize: c.batchingMaxSize } : {}),
     createPrsForTestingBranches: c.createPrsForTestingBranches,
     commentsEnabled: c.commentsEnabled,
     commandsEnabled: c.commandsEnabled,

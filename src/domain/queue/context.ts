@@ -75,6 +75,25 @@ export function addRun(ctx: Ctx, run: TestRun): void {
   ctx.owned.add(run);
 }
 
+/**
+ * A PR of a failed batch bisected on the side: out of the line (no run is built on it) until a segment
+ * holding it is tested. It is testing and waits on a run that ended (the batch run being bisected).
+ */
+export function isAside(s: QueueState, e: PrEntry): boolean {
+  if (e.state !== 'testing' || e.runId === null) return false;
+  const run = s.runs[e.runId];
+  return run === undefined || !isActive(run);
+}
+
+/** Move PRs within the queue order to index i of the order without them (keeping their own order). */
+export function moveInOrder(ctx: Ctx, prs: readonly number[], i: (order: number[]) => number): void {
+  const moving = new Set(prs);
+  const rest = ctx.s.order.filter((n) => !moving.has(n));
+  const at = i(rest);
+  ctx.s.order = [...rest.slice(0, at), ...prs.filter((n) => ctx.s.order.includes(n)), ...rest.slice(at)];
+  ctx.busyCache = null;
+}
+
 /** Insert an admitted PR into the queue order at index i. */
 export function insertInOrder(ctx: Ctx, i: number, n: number): void {
   ctx.s.order.splice(i, 0, n);

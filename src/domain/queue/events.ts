@@ -40,6 +40,7 @@ export interface SettingsPatch {
   batch?: boolean;
   batchingMaxWaitTimeMinutes?: number;
   batchingMinSize?: number;
+  batchingMaxSize?: number;
   createPrsForTestingBranches?: boolean;
   commentsEnabled?: boolean;
   commandsEnabled?: boolean;

@@ -1,4 +1,4 @@
-import { findPr, pr } from './context.ts';
+import { findPr, isAside, pr } from './context.ts';
 import type { PrEntry, QueueState, TestRun } from './types.ts';
 
 /** Whether two PRs must be tested one on top of the other (always in single mode). */
@@ -11,8 +11,8 @@ export function overlaps(s: QueueState, a: PrEntry, b: PrEntry): boolean {
 }
 
 /**
- * Unmerged PRs ahead of a group that its test branch must contain, in queue order: everything ahead in
- * single mode; in parallel mode the PRs ahead whose targets overlap the group's, transitively (walking
+ * Unmerged PRs ahead of a group that its test branch must contain, in queue order (PRs set aside for
+ * bisection are out of the line): everything ahead in single mode; in parallel mode the PRs ahead whose targets overlap the group's, transitively (walking
  * back from the group's last PR, a PR joins when it overlaps a PR found already or a group member
  * behind it).
  */
@@ -29,7 +29,7 @@ export function depsOfGroup(s: QueueState, group: readonly number[]): number[] {
   if (s.settings.mode === 'single') {
     for (let i = 0; i < start; i += 1) {
       const n = s.order[i] as number;
-      if (!inGroup.has(n)) found.push(n);
+      if (!inGroup.has(n) && !isAside(s, pr(s, n))) found.push(n);
     }
     return found;
   }
@@ -38,6 +38,7 @@ export function depsOfGroup(s: QueueState, group: readonly number[]): number[] {
     const n = s.order[i] as number;
     if (inGroup.has(n)) continue;
     const candidate = pr(s, n);
+    if (isAside(s, candidate)) continue;
     const joins =
       reach.some((r) => overlaps(s, candidate, r)) ||
       members.some((m) => m.at > i && overlaps(s, candidate, m.e));
@@ -62,7 +63,7 @@ export function mergedSince(s: QueueState, sha: string): number[] | null {
 
 /**
  * Why a run no longer tests what would be merged (its predicted base changed), or null if it still does.
- * Bisection runs are judged through the batch run they bisect.
+ * A bisection segment is tested in the line like any run and judged the same way.
  */
 export function staleReason(s: QueueState, run: TestRun): string | null {
   const merged = mergedSince(s, run.baseSha);
@@ -74,7 +75,12 @@ export function staleReason(s: QueueState, run: TestRun): string | null {
     return live.length === 0 || live.some((n) => overlaps(s, me, pr(s, n)));
   });
   if (alien !== undefined) return `PR #${alien} merged ahead of it; retesting on the new head`;
-  if (run.kind === 'bisection' || live.length === 0) return null;
+  // Our merges must land in the order the run's branch holds them (a PR moved for bisection may not).
+  const held = [...run.dependsOn, ...run.tested];
+  const ours = merged.filter((m) => held.includes(m));
+  const swapped = ours.findIndex((m, i) => held[i] !== m);
+  if (swapped >= 0) return `PR #${ours[swapped]} merged out of the order it was tested in; retesting`;
+  if (live.length === 0) return null;
   const gone = run.tested.find((n) => ['failed', 'cancelled'].includes(pr(s, n).state));
   if (gone !== undefined) return `PR #${gone} tested with it left the queue`;
   // The usual case, without building lists: the PRs ahead are exactly those the run was built on
@@ -108,7 +114,7 @@ function aheadInSingleMode(s: QueueState, group: readonly number[], deps: readon
   };
   for (let i = 0; i < start; i += 1) {
     const n = s.order[i] as number;
-    if (group.includes(n)) continue;
+    if (group.includes(n) || isAside(s, pr(s, n))) continue;
     if (deps[k] !== n) skipMerged();
     if (deps[k] !== n) return false;
     k += 1;

@@ -1,5 +1,5 @@
 import { notReadyReason } from './admission.ts';
-import { abortBisection } from './bisect.ts';
+import { abortBisection, requeueSegment } from './bisect.ts';
 import {
   addPr,
   busyOrdered,
@@ -127,6 +127,8 @@ export function supersede(ctx: Ctx, runId: string, reason: string): void {
     run.failure = { kind: 'superseded', reason, conflictPr: null };
   }
   abortBisection(ctx, runId);
+  // A segment under test goes back aside to its bisection, to be tested again.
+  if (requeueSegment(ctx, runId, reason)) return;
   // Only busy PRs refer to a run (setPrState clears runId and proofRunId in every other state).
   for (const e of busyOrdered(ctx).entries) {
     if (e.runId === runId || e.proofRunId === runId) setPrState(ctx, e, 'pending', reason);

@@ -1,5 +1,5 @@
 import { abortBisection, onBisectionRunResult } from './bisect.ts';
-import { type Ctx, findRun, isActive, pr, setPrState, writableRun } from './context.ts';
+import { type Ctx, findRun, isActive, isAside, pr, setPrState, writableRun } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import { judgeChecks, mergeChecks, missingChecks } from './runs.ts';
 import type { RunFailure, TestRun } from './types.ts';
@@ -52,13 +52,13 @@ export function finishRun(ctx: Ctx, finished: TestRun, result: 'succeeded' | Run
   const run = writableRun(ctx, finished);
   run.status = result === 'succeeded' ? 'succeeded' : result.kind === 'timed_out' ? 'cancelled' : 'failed';
   run.failure = result === 'succeeded' ? null : result;
-  if (run.kind === 'bisection') {
-    onBisectionRunResult(ctx, run);
-    return;
-  }
   const members = run.tested
     .map((n) => pr(ctx.s, n))
     .filter((e) => e.runId === run.id && e.state === 'testing');
+  if (run.kind === 'bisection' && members.length === 0) {
+    onBisectionRunResult(ctx, run);
+    return;
+  }
   for (const e of members) {
     if (result === 'succeeded') setPrState(ctx, e, 'tests_passed', `tests passed in run ${run.id}`, run.id);
     else setPrState(ctx, e, 'pending_failure', result.reason, run.id);
@@ -71,6 +71,7 @@ function clearAhead(ctx: Ctx, run: TestRun): void {
   for (const n of run.dependsOn) {
     const e = pr(ctx.s, n);
     if (!ctx.s.order.includes(n) || !['pending', 'testing', 'pending_failure'].includes(e.state)) continue;
+    if (isAside(ctx.s, e)) continue;
     const own = findRun(ctx.s, e.runId);
     if (own) {
       abortBisection(ctx, own.id);

@@ -76,6 +76,7 @@ const PLAIN_SETTINGS = [
   'batch',
   'batchingMaxWaitTimeMinutes',
   'batchingMinSize',
+  'batchingMaxSize',
   'createPrsForTestingBranches',
   'commentsEnabled',
   'commandsEnabled',

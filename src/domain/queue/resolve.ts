@@ -1,6 +1,6 @@
-import { bisectionOf, startBisection } from './bisect.ts';
-import { busyOrdered, type Ctx, findRun, ordered, pr, setPrState } from './context.ts';
-import { depsOf, staleReason } from './graph.ts';
+import { bisectionOf, segmentFailed, startBisection } from './bisect.ts';
+import { busyOrdered, type Ctx, findRun, isAside, ordered, pr, setPrState } from './context.ts';
+import { depsOf, mergedSince, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
 import type { PrEntry, TestRun } from './types.ts';
 
@@ -8,14 +8,22 @@ import type { PrEntry, TestRun } from './types.ts';
 export function invalidateStale(ctx: Ctx): boolean {
   // Only busy PRs refer to runs (setPrState clears runId and proofRunId in every other state).
   const ids = new Set<string>();
+  const asideOn = new Set<string>();
   for (const e of busyOrdered(ctx).entries) {
-    if (e.runId !== null) ids.add(e.runId);
+    if (e.runId !== null) (isAside(ctx.s, e) ? asideOn : ids).add(e.runId);
     if (e.proofRunId !== null) ids.add(e.proofRunId);
   }
   let changed = false;
-  for (const id of ids) {
+  for (const id of [...ids, ...asideOn]) {
     const run = findRun(ctx.s, id);
-    const reason = run ? staleReason(ctx.s, run) : 'its test run is gone';
+    // PRs aside wait on their failed batch run: only a move of the target outside the queue ends that.
+    const reason = !run
+      ? 'its test run is gone'
+      : ids.has(id)
+        ? staleReason(ctx.s, run)
+        : mergedSince(ctx.s, run.baseSha) === null
+          ? `target branch ${ctx.s.branch} moved outside the queue; retesting on the new head`
+          : null;
     if (reason === null) continue;
     supersede(ctx, id, reason);
     changed = true;
@@ -41,6 +49,10 @@ export function resolveFailures(ctx: Ctx): boolean {
   let changed = false;
   for (const { run, members } of failedGroups(ctx)) {
     if (staleReason(ctx.s, run) !== null || mustWait(ctx, run)) continue;
+    if (run.failure?.conflictPr == null && segmentFailed(ctx, run, members)) {
+      changed = true;
+      continue;
+    }
     blame(ctx, run, members);
     changed = true;
   }
@@ -63,6 +75,7 @@ function successorGroups(ctx: Ctx, run: TestRun, depth: number): PrEntry[][] {
   const last = Math.max(...run.tested.map((n) => ctx.s.order.indexOf(n)));
   const groups = new Map<string, PrEntry[]>();
   for (const e of ordered(ctx.s).slice(last + 1)) {
+    if (isAside(ctx.s, e)) continue;
     const deps = depsOf(ctx.s, e.number);
     if (!run.tested.every((n) => deps.includes(n))) continue;
     const key = e.runId ?? e.proofRunId ?? `pr-${e.number}`;

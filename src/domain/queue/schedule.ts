@@ -3,8 +3,10 @@ import {
   type Ctx,
   canMerge,
   canStartRuns,
+  findPr,
   findRun,
   isActive,
+  isAside,
   pr,
   setPrState,
   writableRun,
@@ -24,6 +26,9 @@ export function mergeNext(ctx: Ctx): boolean {
   const proof = findRun(s, next?.proofRunId ?? null);
   // Invariant G (statemachine.md): merge only what a passing run tested on the current target history.
   if (!next || !proof || staleReason(s, proof) !== null) return false;
+  // Everything its proof holds ahead of it landed first (staleReason checks the order they landed in).
+  const held = [...proof.dependsOn, ...proof.tested];
+  if (held.slice(0, held.indexOf(next.number)).some((n) => findPr(s, n)?.state !== 'merged')) return false;
   s.merging = { prNumber: next.number, direct: false };
   const method = s.settings.mergeMethod;
   ctx.actions.push({
@@ -48,6 +53,7 @@ export function startRuns(ctx: Ctx): boolean {
   if (!canStartRuns(s)) return false;
   let changed = false;
   let active = activeMainRuns(s).length;
+  const size = batchSize(ctx, active);
   for (const n of [...s.order]) {
     const e = pr(s, n);
     if (e.state !== 'pending' || depsOf(s, n).some((d) => pr(s, d).state === 'pending')) continue;
@@ -55,10 +61,10 @@ export function startRuns(ctx: Ctx): boolean {
       if (e.priorityValue !== 0) break;
       // Interrupt a run only for an urgent PR that starts now: one still filling its batch would
       // cancel a run, then the freed slot restarts it, for ever (found by the property test).
-      if (formGroup(ctx, n) === null || !preempt(ctx, n)) continue;
+      if (formGroup(ctx, n, size) === null || !preempt(ctx, n)) continue;
       active = activeMainRuns(s).length;
     }
-    const group = formGroup(ctx, n);
+    const group = formGroup(ctx, n, size);
     if (group === null) continue;
     const run = createRun(ctx, {
       kind: 'main',
@@ -74,19 +80,34 @@ export function startRuns(ctx: Ctx): boolean {
 }
 
 /**
+ * Target batch size: batchingMinSize, or with batchingMaxSize above it, the pending PRs shared among the
+ * free slots (so a long queue is tested in fewer, larger batches), between the two.
+ */
+function batchSize(ctx: Ctx, active: number): number {
+  const { batchingMinSize: min, batchingMaxSize: max = min, concurrency } = ctx.s.settings;
+  if (!ctx.s.settings.batch || max <= min) return min;
+  let pending = 0;
+  for (const n of ctx.s.order) if (pr(ctx.s, n).state === 'pending') pending += 1;
+  const free = Math.max(1, concurrency - active);
+  return Math.min(max, Math.max(min, Math.ceil(pending / free)));
+}
+
+/**
  * The PRs tested together starting at n: n alone without batching (or with noBatch); otherwise the
- * next pending PRs up to batchingMinSize, started once full or once the oldest waited long enough.
+ * next pending PRs up to the target size, started once batchingMinSize are there or once the oldest
+ * waited long enough.
  * A batch is a run of consecutive PRs: one that cannot join ends it, since a batch reaching past it
  * would test the PRs ahead of it on top of a PR behind them, a base they never merge onto.
  */
-function formGroup(ctx: Ctx, n: number): number[] | null {
+function formGroup(ctx: Ctx, n: number, size: number): number[] | null {
   const { s, now } = ctx;
   const first = pr(s, n);
   if (!s.settings.batch || first.noBatch) return [n];
   const group = [n];
   for (const m of s.order.slice(s.order.indexOf(n) + 1)) {
-    if (group.length >= s.settings.batchingMinSize) break;
+    if (group.length >= size) break;
     const e = pr(s, m);
+    if (isAside(s, e)) continue;
     if (e.state !== 'pending' || e.noBatch) break;
     if (depsOf(s, m).some((d) => pr(s, d).state === 'pending' && !group.includes(d))) break;
     group.push(m);
@@ -100,8 +121,11 @@ function formGroup(ctx: Ctx, n: number): number[] | null {
 function preempt(ctx: Ctx, urgent: number): boolean {
   const { s } = ctx;
   const position = (r: TestRun) => Math.max(...r.tested.map((t) => s.order.indexOf(t)));
+  const at = s.order.indexOf(urgent);
+  // Never a run ahead of the urgent PR: its PRs would be pending ahead of it, so it could not start,
+  // and the freed slot would restart them, for ever (found by the property test).
   const victims = activeMainRuns(s)
-    .filter((r) => r.tested.every((t) => pr(s, t).priorityValue !== 0))
+    .filter((r) => r.tested.every((t) => pr(s, t).priorityValue !== 0 && s.order.indexOf(t) > at))
     .sort((a, b) => position(b) - position(a));
   const [victim] = victims;
   if (!victim) return false;

@@ -1,6 +1,6 @@
 import type { QueueAction } from './actions.ts';
 import { admitReady, completeModeSwitch, explainWaiting } from './admission.ts';
-import { advanceBisections } from './bisect.ts';
+import { advanceBisections, restartSegments, startSegments } from './bisect.ts';
 import { type Ctx, newCtx } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import {
@@ -91,7 +91,10 @@ function apply<T extends QueueEvent['type']>(ctx: Ctx, ev: Extract<QueueEvent, {
   handler(ctx, ev);
 }
 
-/** Bring the queue to a consistent state: restart stale runs, settle failures, admit, merge, start. */
+/**
+ * Bring the queue to a consistent state: restart stale runs, settle failures, admit, merge, start; then
+ * start bisection segments, at the end of a line that is settled.
+ */
 function reconcile(ctx: Ctx): void {
   const rounds = [
     expireRuns,
@@ -102,12 +105,13 @@ function reconcile(ctx: Ctx): void {
     admitReady,
     explainWaiting,
     mergeNext,
+    restartSegments,
     startRuns,
     cleanupRuns,
   ];
   for (let i = 0; i < MAX_ROUNDS; i += 1) {
     const changed = rounds.map((round) => round(ctx));
-    if (!changed.includes(true)) return;
+    if (!changed.includes(true) && !startSegments(ctx)) return;
   }
   throw new Error('merge queue: reconciliation did not settle');
 }

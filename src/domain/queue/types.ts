@@ -34,6 +34,12 @@ export interface QueueSettings {
   batch: boolean;
   batchingMaxWaitTimeMinutes: number;
   batchingMinSize: number;
+  /**
+   * Largest batch (Trunk's target batch size, GitHub's maximum group size): with a long queue, batches
+   * grow from batchingMinSize up to this to share the pending PRs among the free slots. Absent (states
+   * saved before it existed) or not above batchingMinSize: batches hold batchingMinSize PRs.
+   */
+  batchingMaxSize?: number;
   createPrsForTestingBranches: boolean;
   commentsEnabled: boolean;
   commandsEnabled: boolean;
@@ -158,6 +164,8 @@ export interface BisectNode {
   /** Result deduced without a run (bisection_skip_redundant_tests). */
   inferred: boolean;
   split: boolean;
+  /** Its segment's run went stale once: it starts again ahead of the runs that restart with it. */
+  retry?: true;
 }
 
 export interface Bisection {

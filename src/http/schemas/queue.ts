@@ -57,6 +57,8 @@ export const QueueConfig = Type.Object({
   batch: Type.Boolean(),
   batchingMaxWaitTimeMinutes: Type.Number(),
   batchingMinSize: Type.Number(),
+  // Mainline's own, answered once set (updateQueue's batchingMaxSize).
+  batchingMaxSize: Type.Optional(Type.Number()),
   createPrsForTestingBranches: Type.Boolean(),
   commentsEnabled: Type.Boolean(),
   commandsEnabled: Type.Boolean(),
@@ -107,6 +109,8 @@ export const UpdateQueueBody = Type.Object({
   batch: Type.Optional(Type.Boolean()),
   batchingMaxWaitTimeMinutes: Type.Optional(UInt32Min1),
   batchingMinSize: Type.Optional(UInt32Min1),
+  // Mainline's own (Trunk's "target batch size"): batches grow up to it while the queue is long.
+  batchingMaxSize: Type.Optional(UInt32Min1),
   mode: Type.Optional(QueueMode),
   commentsEnabled: Type.Optional(Type.Boolean()),
   commandsEnabled: Type.Optional(Type.Boolean()),

@@ -79,6 +79,10 @@ class World {
   /** Whether the forge refuses a merge whose expectedTargetSha is not the tip (the real forges do). */
   readonly cas: boolean;
   merges = 0;
+  /** Merges proven by a bisection segment (a failed batch's good part, tested in the line). */
+  segmentMerges = 0;
+  /** Batches grown past batchingMinSize (batchingMaxSize). */
+  grownBatches = 0;
 
   constructor(settings: Partial<QueueSettings>, required: Required, cas = true) {
     this.cas = cas;
@@ -114,7 +118,13 @@ class World {
     const { state, actions } = step(before, event, this.now);
     this.state = state;
     for (const a of actions) {
-      if (a.type === 'merge_pr') this.checkMerge(a, before, state);
+      if (a.type === 'merge_pr') {
+        this.checkMerge(a, before, state);
+        const proof = state.runs[state.prs[a.prNumber]?.proofRunId ?? ''];
+        if (proof?.kind === 'bisection') this.segmentMerges += 1;
+      }
+      if (a.type === 'create_test_run' && a.testedPrs.length > state.settings.batchingMinSize)
+        this.grownBatches += 1;
       if (a.type === 'create_test_run') {
         this.runs.set(a.runId, {
           baseSha: a.baseSha,
@@ -239,6 +249,20 @@ class World {
   /** CI on PR n's head reports every required status passed (the common case, made likely). */
   headGreen(n: number): void {
     for (const name of this.requiredNow()) this.headCi(n, name, 'passed', false);
+  }
+
+  /** CI finishes a test run in progress: every required status passed, or the first one failed. */
+  runAll(index: number, ok: boolean): void {
+    if (ok) {
+      this.runGreen(index);
+      return;
+    }
+    const live = Object.values(this.state.runs).filter((r) => r.status === 'in_progress');
+    const run = live[index % Math.max(1, live.length)];
+    const record = run ? this.runs.get(run.id) : undefined;
+    const [name] = record?.required ?? [];
+    if (!run || name === undefined) return;
+    this.runCi([...this.runs.keys()].indexOf(run.id), name, 'failed', 9, true);
   }
 
   /** CI finishes a test run in progress: every required status passed. */
@@ -375,6 +399,7 @@ const patch: fc.Arbitrary<SettingsPatch> = fc.record(
     concurrency: fc.integer({ min: 1, max: 3 }),
     batch: fc.boolean(),
     batchingMinSize: fc.integer({ min: 2, max: 3 }),
+    batchingMaxSize: fc.integer({ min: 1, max: 4 }),
     canOptimisticallyMerge: fc.boolean(),
     pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
     directMergeMode: fc.constantFrom('off' as const, 'always' as const),
@@ -479,6 +504,7 @@ const initial = fc.record({
   concurrency: fc.integer({ min: 1, max: 3 }),
   batch: fc.boolean(),
   batchingMinSize: fc.integer({ min: 2, max: 3 }),
+  batchingMaxSize: fc.integer({ min: 1, max: 4 }),
   canOptimisticallyMerge: fc.boolean(),
   pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
   directMergeMode: fc.constantFrom('off' as const, 'always' as const),
@@ -503,18 +529,61 @@ function play(settings: Partial<QueueSettings>, req: Required, moves: Move[], ca
 
 const sequences = fc.tuple(initial, required, fc.array(move, { minLength: 15, maxLength: 40 }));
 
-describe('merge queue engine, property', () => {
-  it('never merges untested code: 10,000 random event sequences', () => {
-    let merges = 0;
-    fc.assert(
-      fc.property(sequences, ([settings, req, moves]) => {
-        merges += play(settings, req, moves).merges;
+/** Moves that drive batches through CI: most sequences of `move` end before a batch fails and is bisected. */
+const batchMove: fc.Arbitrary<Move> = fc.oneof(
+  { weight: 6, arbitrary: move },
+  {
+    weight: 3,
+    arbitrary: fc.tuple(pr, fc.integer({ min: 0, max: 3 })).map(([n, p]) =>
+      mv(`submitGreen(${n},${p})`, (w) => {
+        w.headGreen(n);
+        w.submit(n, p, false);
       }),
-      { numRuns: 10_000 },
-    );
-    // The sequences must actually reach merges, or the property says nothing.
-    expect(merges).toBeGreaterThan(500);
-  }, 120_000);
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.nat(), fc.boolean())
+      .map(([i, ok]) => mv(`runAll(${i},${ok})`, (w) => w.runAll(i, ok))),
+  },
+  { weight: 6, arbitrary: fc.constant(mv('act(0)', (w) => w.act(0, false, 0))) },
+);
+
+/** Batching on, with required statuses: where side bisection, segment merges and growing batches happen. */
+const batchSequences = fc.tuple(
+  initial.map((s) => ({ ...s, batch: true, directMergeMode: 'off' as const })),
+  required.map((r) => ({ ...r, mergeInstance: r.mergeInstance ?? ['ci'] })),
+  fc.array(batchMove, { minLength: 30, maxLength: 90 }),
+);
+
+/** Sequences per run: QUEUE_PROPERTY_RUNS=200000 for a long run before changing the engine. */
+const RUNS = Number(process.env.QUEUE_PROPERTY_RUNS ?? 10_000);
+
+describe('merge queue engine, property', () => {
+  it(
+    `never merges untested code: ${RUNS} random event sequences`,
+    () => {
+      let merges = 0;
+      let segmentMerges = 0;
+      let grownBatches = 0;
+      fc.assert(
+        fc.property(fc.oneof(sequences, batchSequences), ([settings, req, moves]) => {
+          const w = play(settings, req, moves);
+          merges += w.merges;
+          segmentMerges += w.segmentMerges;
+          grownBatches += w.grownBatches;
+        }),
+        { numRuns: RUNS },
+      );
+      // The sequences must actually reach merges, bisection segments merging and grown batches, or the
+      // property says nothing about them.
+      expect(merges).toBeGreaterThan(RUNS / 20);
+      expect(segmentMerges).toBeGreaterThan(RUNS / 100);
+      expect(grownBatches).toBeGreaterThan(RUNS / 1000);
+    },
+    120_000 + RUNS * 20,
+  );
 
   it('settles the sequence that once never did (an urgent PR filling its batch interrupted the run ahead, for ever)', () => {
     // Shrunk counterexample from a CI run: the urgent PR #1 could not start (its batch was filling) yet
