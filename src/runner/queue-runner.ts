@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../app/context.ts';
 import { type Forge, type ForgeRepo, pullRequestsOf } from '../app/ports.ts';
-import { applyEvent, discoveredEvent, loadState } from '../app/queue/apply.ts';
+import { applyEvent, discoveredEvent, queueStateOf } from '../app/queue/apply.ts';
 import { deliverStatuses } from '../app/queue/git-api.ts';
 import { labelSettingsOf } from '../app/queue/label-settings.ts';
 import { flakeProtectionNote } from '../app/queue/prs.ts';
@@ -15,6 +15,7 @@ import {
   markActionFailed,
   pendingActions,
   queuesNeedingWork,
+  queuesWithLivePrs,
   releaseLease,
 } from '../store/queues.ts';
 import { type Background, runPeriodically } from './periodic.ts';
@@ -61,8 +62,9 @@ export class QueueRunner {
   async runOnce(): Promise<void> {
     const now = this.#ctx.now();
     const busy = new Set(await queuesNeedingWork(this.#ctx.db, now));
+    const live = await queuesWithLivePrs(this.#ctx.db);
     const active = (await listQueues(this.#ctx.db, undefined)).filter(
-      (q) => busy.has(q.id) || hasActivePrs(loadState(q).state),
+      (q) => busy.has(q.id) || live.has(q.id),
     );
     for (const queue of active) {
       if (!(await acquireLease(this.#ctx.db, queue.id, this.owner, now, now + LEASE_MS))) continue;
@@ -87,7 +89,7 @@ export class QueueRunner {
     const every = this.#forge.pollIntervalMs?.(repo) ?? OBSERVE_EVERY_MS;
     if (now - (this.#observedAt.get(queueId) ?? Number.NEGATIVE_INFINITY) >= every) {
       this.#observedAt.set(queueId, now);
-      await this.#observe(queueId, repo, loadState(row).state);
+      await this.#observe(queueId, repo, await queueStateOf(this.#ctx.db, row));
     }
     const fresh = await findQueueById(this.#ctx.db, queueId);
     if (fresh?.wake_at != null && fresh.wake_at <= this.#ctx.now())
@@ -232,7 +234,7 @@ export class QueueRunner {
     action: Extract<QueueAction, { type: 'report_pr_state' }>,
   ): Promise<void> {
     const row = await findQueueById(this.#ctx.db, queueId);
-    const state = row === undefined ? undefined : loadState(row).state;
+    const state = row === undefined ? undefined : await queueStateOf(this.#ctx.db, row);
     const settings = state?.settings;
     const details =
       state === undefined ? undefined : await flakeProtectionNote(this.#ctx, queueId, state, action.prNumber);
@@ -256,7 +258,7 @@ export class QueueRunner {
   ): Promise<void> {
     if ((await findTestPr(this.#ctx.db, repo.id, action.testBranch)) !== undefined) return;
     const row = await findQueueById(this.#ctx.db, queueId);
-    const base = row === undefined ? undefined : loadState(row).state.branch;
+    const base = row === undefined ? undefined : (await queueStateOf(this.#ctx.db, row)).branch;
     if (base === undefined) return;
     const prs = action.testedPrs.map((n) => `#${n}`).join(', ');
     const number = await this.#forge.createDraftPullRequest?.(repo, {
@@ -281,7 +283,7 @@ export class QueueRunner {
     action: Extract<QueueAction, { type: 'merge_pr' }>,
   ): Promise<void> {
     const row = await findQueueById(this.#ctx.db, queueId);
-    const state = row === undefined ? undefined : loadState(row).state;
+    const state = row === undefined ? undefined : await queueStateOf(this.#ctx.db, row);
     const entry = state?.prs[String(action.prNumber)];
     // An action saved before merge_pr carried the tip takes it from the state: while this merge is in
     // flight the state's targetHead stays the tip the merge was decided on. Without such a state (the
@@ -309,10 +311,6 @@ export class QueueRunner {
           },
     );
   }
-}
-
-function hasActivePrs(state: QueueState): boolean {
-  return Object.values(state.prs).some((e) => !isTerminal(e.state));
 }
 
 /** Runs passes every `intervalMs` (never two at once) until stopped; leases are released on stop. */

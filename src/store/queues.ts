@@ -1,6 +1,6 @@
 import { type Insertable, PostgresAdapter, type Selectable } from 'kysely';
-import type { Queryable } from './db.ts';
-import type { MergeQueuesTable, QueueActionsTable } from './schema.ts';
+import { chunked, type Queryable } from './db.ts';
+import type { MergeQueuesTable, QueueActionsTable, QueuePrsTable, QueueRunsTable } from './schema.ts';
 
 export type QueueRow = Selectable<MergeQueuesTable>;
 export type QueueActionRow = Selectable<QueueActionsTable>;
@@ -27,44 +27,36 @@ export function findQueue(db: Queryable, repoId: string, branch: string): Promis
     .executeTakeFirst();
 }
 
-/** The queue row without its state (which `queueStateAt` reads), for reads that may have it parsed already. */
-export function findQueueHeader(
-  db: Queryable,
-  repoId: string,
-  branch: string,
-): Promise<Omit<QueueRow, 'state'> | undefined> {
-  return db
-    .selectFrom('merge_queues')
-    .select([
-      'id',
-      'repo_id',
-      'branch',
-      'version',
-      'created_at',
-      'updated_at',
-      'wake_at',
-      'lease_owner',
-      'lease_until',
-      'flake_protection',
-      'extension_enabled',
-      'enqueueing_label',
-      'label_commands_enabled',
-      'state_labels_enabled',
-    ])
-    .where('repo_id', '=', repoId)
-    .where('branch', '=', branch)
-    .executeTakeFirst();
+/** The version of a queue's state now; undefined once the queue is gone. */
+export async function queueVersion(db: Queryable, id: string): Promise<number | undefined> {
+  const row = await db.selectFrom('merge_queues').select('version').where('id', '=', id).executeTakeFirst();
+  return row?.version;
 }
 
-/** The queue's state text while it is still at version, else undefined (someone saved since). */
-export async function queueStateAt(db: Queryable, id: string, version: number): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('merge_queues')
-    .select('state')
-    .where('id', '=', id)
-    .where('version', '=', version)
-    .executeTakeFirst();
-  return row?.state;
+/** The JSON of a queue's live PR entries (by number) and test runs (in the state's order). */
+export async function queueStateRows(db: Queryable, id: string): Promise<{ prs: string[]; runs: string[] }> {
+  const prs = await db
+    .selectFrom('queue_prs')
+    .select('data')
+    .where('queue_id', '=', id)
+    .orderBy('number')
+    .execute();
+  const runs = await db
+    .selectFrom('queue_runs')
+    .select('data')
+    .where('queue_id', '=', id)
+    .orderBy('ord')
+    .execute();
+  return { prs: prs.map((r) => r.data), runs: runs.map((r) => r.data) };
+}
+
+/** The rows one step changed: entries and runs to write (insert or replace) and keys to delete. */
+export interface QueueRowChanges {
+  readonly prs: readonly Omit<Insertable<QueuePrsTable>, 'queue_id'>[];
+  readonly deletedPrs: readonly number[];
+  /** `ord` is used only when the run is new: a run keeps its place in the order. */
+  readonly runs: readonly Omit<Insertable<QueueRunsTable>, 'queue_id'>[];
+  readonly deletedRuns: readonly string[];
 }
 
 export function findQueueById(db: Queryable, id: string): Promise<QueueRow | undefined> {
@@ -87,12 +79,17 @@ export function listQueues(db: Queryable, repoIds: readonly string[] | undefined
   return query.orderBy('repo_id').orderBy('branch').execute();
 }
 
-/** Saves a new state if nobody saved since `version` was read; false when the race was lost. */
+/**
+ * Saves a new state if nobody saved since `version` was read (false when the race was lost): the header
+ * row, then the PR entries and runs the step changed. Every change of those rows goes through here with
+ * a version bump, so a reader that sees the same version before and after reading them read one state.
+ */
 export async function saveQueueState(
   db: Queryable,
   id: string,
   expectedVersion: number,
-  patch: { state: string; wake_at: number | null; updated_at: number },
+  patch: { header: string; wake_at: number | null; updated_at: number },
+  changes: QueueRowChanges,
 ): Promise<boolean> {
   const result = await db
     .updateTable('merge_queues')
@@ -100,11 +97,94 @@ export async function saveQueueState(
     .where('id', '=', id)
     .where('version', '=', expectedVersion)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  if (Number(result.numUpdatedRows) === 0) return false;
+  for (const part of chunked(changes.deletedPrs)) {
+    await db.deleteFrom('queue_prs').where('queue_id', '=', id).where('number', 'in', part).execute();
+  }
+  for (const part of chunked(changes.deletedRuns)) {
+    await db.deleteFrom('queue_runs').where('queue_id', '=', id).where('id', 'in', part).execute();
+  }
+  for (const part of chunked(changes.prs, 200)) {
+    await db
+      .insertInto('queue_prs')
+      .values(part.map((r) => ({ ...r, queue_id: id })))
+      .onConflict((oc) =>
+        oc.columns(['queue_id', 'number']).doUpdateSet((eb) => ({
+          state: eb.ref('excluded.state'),
+          head_sha: eb.ref('excluded.head_sha'),
+          data: eb.ref('excluded.data'),
+        })),
+      )
+      .execute();
+  }
+  for (const part of chunked(changes.runs, 200)) {
+    await db
+      .insertInto('queue_runs')
+      .values(part.map((r) => ({ ...r, queue_id: id })))
+      .onConflict((oc) =>
+        oc.columns(['queue_id', 'id']).doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'),
+          test_branch: eb.ref('excluded.test_branch'),
+          test_branch_sha: eb.ref('excluded.test_branch_sha'),
+          data: eb.ref('excluded.data'),
+        })),
+      )
+      .execute();
+  }
+  return true;
+}
+
+/** Ids of the queues with a PR entry that has not ended (merged, failed, cancelled). */
+export async function queuesWithLivePrs(db: Queryable): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('queue_prs')
+    .select('queue_id')
+    .where('state', 'not in', ['merged', 'failed', 'cancelled'])
+    .distinct()
+    .execute();
+  return new Set(rows.map((r) => r.queue_id));
+}
+
+/** Live (not ended) PR entries of a repository's queues whose head is `sha`, by queue. */
+export async function livePrsAtHead(
+  db: Queryable,
+  queueIds: readonly string[],
+  sha: string,
+): Promise<{ queue_id: string; data: string }[]> {
+  if (queueIds.length === 0) return [];
+  return db
+    .selectFrom('queue_prs')
+    .select(['queue_id', 'data'])
+    .where('head_sha', '=', sha)
+    .where('queue_id', 'in', [...queueIds])
+    .where('state', 'not in', ['merged', 'failed', 'cancelled'])
+    .orderBy('queue_id')
+    .orderBy('number')
+    .execute();
+}
+
+/** A repository's live test runs whose test branch is at `sha` or named `branch`. */
+export function runsAtCommitOrBranch(
+  db: Queryable,
+  repoId: string,
+  sha: string,
+  branch: string,
+): Promise<{ queue_id: string; id: string; test_branch: string }[]> {
+  return db
+    .selectFrom('queue_runs as r')
+    .innerJoin('merge_queues as q', 'q.id', 'r.queue_id')
+    .select(['r.queue_id', 'r.id', 'r.test_branch'])
+    .where('q.repo_id', '=', repoId)
+    .where((eb) => eb.or([eb('r.test_branch_sha', '=', sha), eb('r.test_branch', '=', branch)]))
+    .orderBy('q.branch')
+    .orderBy('r.ord')
+    .execute();
 }
 
 export async function deleteQueue(db: Queryable, id: string): Promise<void> {
   await db.deleteFrom('queue_actions').where('queue_id', '=', id).execute();
+  await db.deleteFrom('queue_prs').where('queue_id', '=', id).execute();
+  await db.deleteFrom('queue_runs').where('queue_id', '=', id).execute();
   await db.deleteFrom('merge_queues').where('id', '=', id).execute();
 }
 

@@ -9,6 +9,7 @@ import {
   startGitHubSimulator,
 } from '../support/github-sim/index.ts';
 import { runCli } from '../support/process.ts';
+import { storedQueueState } from '../support/queue-rows.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const { owner, name } = GH_REPO;
@@ -20,10 +21,10 @@ async function queuedPrs(s: GitHubScenario, orgSlug: string): Promise<number[]> 
     .selectFrom('merge_queues')
     .innerJoin('repositories', 'repositories.id', 'merge_queues.repo_id')
     .innerJoin('organizations', 'organizations.id', 'repositories.org_id')
-    .select('merge_queues.state')
+    .select('merge_queues.id')
     .where('organizations.slug', '=', orgSlug)
     .executeTakeFirstOrThrow();
-  return Object.keys((JSON.parse(row.state) as { prs: Record<string, unknown> }).prs).map(Number);
+  return Object.keys((await storedQueueState(s.t.db.database.db, row.id)).prs).map(Number);
 }
 
 describe('forge ownership: an organization acts only on the GitHub accounts it was granted', () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { COMMENT_MARKER, STATUS_CONTEXT } from '../../src/forge/github/index.ts';
 import { GH_REPO, GitHubScenario, SECRET } from '../support/github-scenario.ts';
 import { signWebhook } from '../support/github-sim/index.ts';
+import { storedQueueState } from '../support/queue-rows.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const { owner, name } = GH_REPO;
@@ -219,8 +220,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
     expect(after.id).not.toBe(before.id);
     expect(await s.sim.fileAt(owner, name, after.sha, 'hotfix.txt')).toBe('urgent\n');
     expect(await s.sim.fileAt(owner, name, after.sha, 'f.txt')).toBe('f\n');
-    const row = await s.t.db.database.db.selectFrom('merge_queues').select('state').executeTakeFirstOrThrow();
-    expect(JSON.parse(row.state).targetHead).toBe(pushed);
+    expect((await storedQueueState(s.t.db.database.db)).targetHead).toBe(pushed);
   });
 
   it('a push to the target after the run passed but before the merge: the PR is tested again, not merged onto it', async () => {

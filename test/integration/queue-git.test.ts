@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { storedQueueState } from '../support/queue-rows.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 
 const validEnqueued = trunkValidator('EnqueuedPr');
@@ -265,8 +266,7 @@ describe('the merge queue on a real git repository', () => {
     await s.ci('success');
     await s.settle();
     expect(s.history().slice(0, 3)).toEqual(['Change 3 (#3)', 'Change 2 (#2)', 'Change 1 (#1)']);
-    const row = await s.t.db.database.db.selectFrom('merge_queues').select('state').executeTakeFirstOrThrow();
-    const live = JSON.parse(row.state) as { prs: object; runs: object };
+    const live = await storedQueueState(s.t.db.database.db);
     expect(Object.keys(live.prs)).toEqual([]);
     expect(Object.keys(live.runs)).toEqual([]);
     expect(await s.pr(1)).toMatchObject({ state: 'merged', prTitle: 'Change 1' });

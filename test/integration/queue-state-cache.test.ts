@@ -1,8 +1,9 @@
 // getQueue reuses the state it parsed for a queue's version (src/app/queue/state-cache.ts). What a user
 // must never notice: a state saved by another server process (which this one's cache never hears of)
 // shows at once, because the version is read from the database on every request.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { applyEvent } from '../../src/app/queue/apply.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 
@@ -21,8 +22,15 @@ describe('getQueue with parsed states kept in memory', () => {
     await s.post('/v1/updateQueue', { repo: REPO, targetBranch: 'main', state: 'paused' });
     expect(await numbers(s)).toEqual([]);
     expect(await numbers(s)).toEqual([]);
-    // Another replica on the same database saves a new state: nothing in this process is told.
-    const db = s.t.db.database.db;
+    // Another replica on the same database (a handle of its own, so states it saves are not cached
+    // here) saves a new state: nothing in this process is told.
+    const other = openDatabase({
+      databaseUrl: s.t.db.env['DATABASE_URL'],
+      dataDir: s.t.db.env['MAINLINE_DATA_DIR'] ?? '',
+      poolSize: 2,
+    });
+    onTestFinished(() => other.close());
+    const db = other.db;
     const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
     const sha = (n: number) => n.toString(16).padStart(40, 'b');
     for (const n of [7, 8]) {

@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { buildTestApp, REPO, type TestApp } from './app.ts';
+import { storedQueueState } from './queue-rows.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -189,13 +190,7 @@ export class GitScenario {
 
   /** Test runs in progress with a built branch: [runId, sha, tested PRs]. */
   async runsInProgress(): Promise<{ id: string; sha: string; tested: number[] }[]> {
-    const row = await this.t.db.database.db
-      .selectFrom('merge_queues')
-      .select('state')
-      .executeTakeFirstOrThrow();
-    const state = JSON.parse(row.state) as {
-      runs: Record<string, { id: string; status: string; testBranchSha: string | null; tested: number[] }>;
-    };
+    const state = await storedQueueState(this.t.db.database.db);
     return Object.values(state.runs)
       .filter((r) => r.status === 'in_progress' && r.testBranchSha !== null)
       .map((r) => ({ id: r.id, sha: r.testBranchSha as string, tested: r.tested }));

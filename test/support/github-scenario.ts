@@ -9,6 +9,7 @@ import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts'
 import { repoIsGranted } from '../../src/store/forge-grants.ts';
 import { buildTestApp, type TestApp } from './app.ts';
 import { type GitHubSimulator, generateAppKeyPair, startGitHubSimulator } from './github-sim/index.ts';
+import { storedQueueState } from './queue-rows.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 export const SECRET = 'webhook-secret-for-tests';
@@ -177,16 +178,7 @@ export class GitHubScenario {
 
   /** Test runs in progress with a built branch. */
   async runsInProgress(): Promise<{ id: string; sha: string; branch: string; tested: number[] }[]> {
-    const row = await this.t.db.database.db
-      .selectFrom('merge_queues')
-      .select('state')
-      .executeTakeFirstOrThrow();
-    const state = JSON.parse(row.state) as {
-      runs: Record<
-        string,
-        { id: string; status: string; testBranch: string; testBranchSha: string | null; tested: number[] }
-      >;
-    };
+    const state = await storedQueueState(this.t.db.database.db);
     return Object.values(state.runs)
       .filter((r) => r.status === 'in_progress' && r.testBranchSha !== null)
       .map((r) => ({ id: r.id, sha: r.testBranchSha as string, branch: r.testBranch, tested: r.tested }));

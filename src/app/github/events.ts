@@ -6,7 +6,7 @@ import { findRepo } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { deliveryOrg } from '../forge-grants.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
-import { applyEvent, loadState } from '../queue/apply.ts';
+import { applyEvent, queueStateOf } from '../queue/apply.ts';
 import { deliverStatuses } from '../queue/git-api.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
 import { labelEvent } from './labels.ts';
@@ -161,7 +161,7 @@ async function pullRequestEvent(ctx: AppContext, repo: ForgeRepo, p: Payload): P
   if (number === undefined) return 'ignored: no pull request';
   const done: string[] = [];
   for (const row of await listQueues(ctx.db, [repo.id])) {
-    const state = loadState(row).state;
+    const state = await queueStateOf(ctx.db, row);
     const entry = getPrRecord(state, number);
     if (entry === undefined || isTerminal(entry.state)) continue;
     if (p.action === 'synchronize' && p.pull_request?.head?.sha !== undefined) {
@@ -200,7 +200,7 @@ async function commentEvent(
   if (pr === null) return `ignored: #${number} not found on GitHub`;
   const row = await findQueue(ctx.db, repo.id, pr.baseBranch);
   if (row === undefined) return `ignored: no queue for ${pr.baseBranch}`;
-  const state = loadState(row).state;
+  const state = await queueStateOf(ctx.db, row);
   if (!state.settings.commandsEnabled) return `ignored: commands are off for queue ${pr.baseBranch}`;
   const login = p.comment?.user?.login;
   const refusal = await refusalOf(forge, writers, repo, login, p.comment?.author_association, ctx.now());
@@ -243,7 +243,7 @@ async function pushEvent(ctx: AppContext, repo: ForgeRepo, p: Payload): Promise<
     return 'ignored: not a branch push';
   const row = await findQueue(ctx.db, repo.id, branch);
   if (row === undefined) return `push to ${branch}: no queue`;
-  const state = loadState(row).state;
+  const state = await queueStateOf(ctx.db, row);
   const sha = p.after.toLowerCase();
   if (state.targetHead === sha || state.merging !== null) return `push to ${branch}: already known`;
   await applyEvent(ctx.db, row.id, { type: 'target_moved', sha }, ctx.now());

@@ -4,7 +4,7 @@ import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
 import { findQueue, listQueues } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
-import { loadState } from '../queue/apply.ts';
+import { queueStateOf } from '../queue/apply.ts';
 import { labelSettingsOf } from '../queue/label-settings.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
 import { roleRefusalOf, type WriterCache } from './writers.ts';
@@ -48,7 +48,7 @@ export async function labelEvent(
   const settings = labelSettingsOf(row);
   const command = labelCommand(settings, p.action, label);
   if (command === null) return `label "${label}" ${p.action ?? ''} on #${number}: nothing to do`;
-  const { state } = loadState(row);
+  const state = await queueStateOf(ctx.db, row);
   const entry = getPrRecord(state, number);
   const inQueue = entry !== undefined && !isTerminal(entry.state);
   if (command === 'cancel' && !inQueue) return `label "${label}" removed from #${number}: not in the queue`;

@@ -2,27 +2,147 @@ import type { Kysely } from 'kysely';
 import { AppError } from '../../domain/errors.ts';
 import {
   nextWakeAt,
+  type PrEntry,
   pruneHistory,
   type QueueAction,
   type QueueEvent,
   type QueueState,
   step,
+  type TestRun,
 } from '../../domain/queue/index.ts';
+import type { Queryable } from '../../store/db.ts';
 import { archive } from '../../store/queue-archive.ts';
-import { findQueueByIdForUpdate, insertActions, type QueueRow, saveQueueState } from '../../store/queues.ts';
+import {
+  findQueueById,
+  findQueueByIdForUpdate,
+  insertActions,
+  type QueueRow,
+  type QueueRowChanges,
+  queueStateRows,
+  queueVersion,
+  saveQueueState,
+} from '../../store/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import type { Forge } from '../ports.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
+import { deepFreeze, QueueStateCache, queueStateCacheOf } from './state-cache.ts';
 import { announceQueueStep } from './step-listeners.ts';
 
-/** A queue row with its state parsed. */
+/** A queue row with its state. The state is shared (state-cache.ts) and frozen: read it, never change it. */
 export interface LoadedQueue {
   readonly row: QueueRow;
   readonly state: QueueState;
 }
 
-export function loadState(row: QueueRow): LoadedQueue {
-  return { row, state: JSON.parse(row.state) as QueueState };
+/** The state from its header (JSON with empty prs and runs) and the JSON of its PR entries and runs. */
+function assemble(header: string, rows: { prs: string[]; runs: string[] }): QueueState {
+  const state = JSON.parse(header) as QueueState;
+  const prs: QueueState['prs'] = {};
+  for (const text of rows.prs) {
+    const e = JSON.parse(text) as PrEntry;
+    prs[String(e.number)] = e;
+  }
+  const runs: QueueState['runs'] = {};
+  for (const text of rows.runs) {
+    const r = JSON.parse(text) as TestRun;
+    runs[r.id] = r;
+  }
+  state.prs = prs;
+  state.runs = runs;
+  return deepFreeze(state);
+}
+
+/** How often a read outside a transaction retries when a save lands while it reads the rows. */
+const READ_ATTEMPTS = 4;
+
+/**
+ * The queue's state as of `row.version`: from the cache when that version is known, else from its rows.
+ * `locked`: the caller holds the queue row's lock in its transaction (applyEvent), so nobody saves
+ * meanwhile; otherwise the rows are read between two reads of the version, and read again (with the
+ * newer row) when a save landed in between. The row answered is the one the state belongs to.
+ */
+async function readState(
+  db: Queryable,
+  row: QueueRow,
+  locked: boolean,
+  cache: QueueStateCache,
+): Promise<LoadedQueue> {
+  let current = row;
+  for (let attempt = 1; ; attempt++) {
+    const known = cache.get(current.id, current.version);
+    if (known !== undefined) return { row: current, state: known };
+    const rows = await queueStateRows(db, current.id);
+    if (locked || (await queueVersion(db, current.id)) === current.version) {
+      const state = assemble(current.header, rows);
+      cache.set(current.id, current.version, state);
+      return { row: current, state };
+    }
+    if (attempt >= READ_ATTEMPTS) return lockedRead(db, current.id);
+    const fresh = await findQueueById(db, current.id);
+    if (fresh === undefined) throw new AppError('QUEUE_NOT_FOUND', 'The merge queue was deleted');
+    current = fresh;
+  }
+}
+
+/** Last resort of a read that kept losing to saves: read it under the queue's lock. */
+async function lockedRead(db: Queryable, id: string): Promise<LoadedQueue> {
+  const run = async (trx: Queryable) => {
+    const row = await findQueueByIdForUpdate(trx, id);
+    if (row === undefined) throw new AppError('QUEUE_NOT_FOUND', 'The merge queue was deleted');
+    return readState(trx, row, true, NO_CACHE);
+  };
+  return db.isTransaction ? run(db) : (db as Kysely<Tables>).transaction().execute(run);
+}
+
+const NO_CACHE = new QueueStateCache(0);
+
+/**
+ * The queue row with its state (see readState); the state is shared and frozen. Inside a transaction
+ * nothing is cached: the transaction may still roll back what it read.
+ */
+export function loadQueue(db: Queryable, row: QueueRow): Promise<LoadedQueue> {
+  return readState(db, row, false, db.isTransaction ? NO_CACHE : queueStateCacheOf(db));
+}
+
+/** The state of a queue row (loadQueue's state). */
+export async function queueStateOf(db: Queryable, row: QueueRow): Promise<QueueState> {
+  return (await loadQueue(db, row)).state;
+}
+
+/** The rows a step changed: its PR entries and runs that are not the objects it was given (copy-on-write). */
+export function rowChanges(before: QueueState, after: QueueState, version: number): QueueRowChanges {
+  const prs: QueueRowChanges['prs'][number][] = [];
+  const deletedPrs: number[] = [];
+  for (const key in after.prs) {
+    const e = after.prs[key] as PrEntry;
+    if (before.prs[key] !== e)
+      prs.push({ number: e.number, state: e.state, head_sha: e.headSha, data: JSON.stringify(e) });
+  }
+  for (const key in before.prs) if (after.prs[key] === undefined) deletedPrs.push(Number(key));
+  const runs: QueueRowChanges['runs'][number][] = [];
+  const deletedRuns: string[] = [];
+  // A new run goes after every run saved so far: versions only grow, and a step adds far fewer runs.
+  let added = 0;
+  for (const id in after.runs) {
+    const r = after.runs[id] as TestRun;
+    const was = before.runs[id];
+    if (was === r) continue;
+    runs.push({
+      id,
+      ord: version * 1_000_000 + (was === undefined ? added++ : 0),
+      status: r.status,
+      test_branch: r.testBranch,
+      test_branch_sha: r.testBranchSha,
+      data: JSON.stringify(r),
+    });
+  }
+  for (const id in before.runs) if (after.runs[id] === undefined) deletedRuns.push(id);
+  return { prs, deletedPrs, runs, deletedRuns };
+}
+
+/** The header row's JSON: the state without its PR entries and runs (kept in place, empty, for the key order). */
+function headerOf(state: QueueState): string {
+  return JSON.stringify({ ...state, prs: {}, runs: {} });
 }
 
 /**
@@ -64,31 +184,37 @@ export async function applyEvent(
   event: QueueEvent,
   now: number,
 ): Promise<{ state: QueueState; actions: QueueAction[] }> {
+  const cache = queueStateCacheOf(db);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const outcome = await db.transaction().execute(async (trx) => {
       const row = await findQueueByIdForUpdate(trx, queueId);
       if (row === undefined) throw new Error(`queue ${queueId} vanished`);
-      const before = loadState(row).state;
+      const before = (await readState(trx, row, true, cache)).state;
       const stepped = step(before, event, now);
       const pruned = pruneHistory(stepped.state);
       const result = { state: pruned.state, actions: stepped.actions };
-      const saved = await saveQueueState(trx, queueId, row.version, {
-        state: JSON.stringify(result.state),
-        wake_at: futureWake(result.state, now),
-        updated_at: now,
-      });
+      const version = row.version + 1;
+      const saved = await saveQueueState(
+        trx,
+        queueId,
+        row.version,
+        { header: headerOf(result.state), wake_at: futureWake(result.state, now), updated_at: now },
+        rowChanges(before, result.state, version),
+      );
       if (!saved) return undefined;
       await archive(trx, queueId, pruned.prs, pruned.runs, now);
-      await enqueueQueueEvents(trx, row, stepped.state, now);
+      await enqueueQueueEvents(trx, row, before, stepped.state, now);
       await insertActions(
         trx,
         queueId,
         result.actions.map((a) => JSON.stringify(a)),
         now,
       );
-      return { result, before, after: stepped.state };
+      return { result, before, after: stepped.state, version };
     });
     if (outcome !== undefined) {
+      // Only once committed: a rolled-back step must not be taken for the saved state.
+      cache.set(queueId, outcome.version, deepFreeze(outcome.result.state));
       // After the commit: what listeners (the metrics) count has happened for good.
       await announceQueueStep(db, { queueId, before: outcome.before, after: outcome.after, now });
       return outcome.result;

@@ -13,7 +13,7 @@ import { listQueues } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef } from '../repositories.ts';
-import { applyEvent, loadState } from './apply.ts';
+import { applyEvent, queueStateOf } from './apply.ts';
 import { checkReports } from './checks.ts';
 import { ciEvents, flakeProtectionOf } from './flake-judge.ts';
 
@@ -92,7 +92,7 @@ export async function closePullRequest(
   }
   await setPullRequestState(ctx.db, repository.id, body.number, 'closed', ctx.now());
   for (const row of await listQueues(ctx.db, [repository.id])) {
-    const entry = getPrRecord(loadState(row).state, body.number);
+    const entry = getPrRecord(await queueStateOf(ctx.db, row), body.number);
     if (entry === undefined || isTerminal(entry.state)) continue;
     await applyEvent(
       ctx.db,
@@ -117,7 +117,7 @@ export async function deliverStatuses(
   const statuses = await commitStatuses(ctx.db, repo.id, sha);
   if (statuses.length === 0) return;
   for (const row of await listQueues(ctx.db, [repo.id])) {
-    const state = loadState(row).state;
+    const state = await queueStateOf(ctx.db, row);
     const heads = Object.values(state.prs).filter((e) => e.headSha === sha && !isTerminal(e.state));
     for (const e of heads) {
       const event = {

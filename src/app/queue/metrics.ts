@@ -3,9 +3,8 @@
 // queue states at each scrape (so every replica reports every queue's current length).
 import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { QueueState } from '../../domain/queue/index.ts';
 import { queueStepFacts } from '../../domain/queue-step-facts.ts';
-import { type QueueNames, queueNames, queueStates } from '../../store/queue-census.ts';
+import { type QueueNames, queueCensus, queueNames } from '../../store/queue-census.ts';
 import type { Tables } from '../../store/schema.ts';
 import { Lru } from '../lru.ts';
 import { listenToQueueSteps, type QueueStep } from './step-listeners.ts';
@@ -171,20 +170,12 @@ export class QueueMetrics {
   async #census(): Promise<Census> {
     const prs: Census['prs'] = [];
     const runs: Census['runs'] = [];
-    for (const row of await queueStates(this.#db)) {
+    for (const row of await queueCensus(this.#db)) {
       const labels = this.#bounded(row);
-      const state = JSON.parse(row.state) as QueueState;
-      const entries = Object.values(state.prs);
       for (const held of HELD_STATES) {
-        prs.push({
-          labels: { ...labels, state: held },
-          value: entries.filter((e) => e.state === held).length,
-        });
+        prs.push({ labels: { ...labels, state: held }, value: row.prs.get(held) ?? 0 });
       }
-      const active = Object.values(state.runs).filter(
-        (r) => r.status === 'building' || r.status === 'in_progress',
-      );
-      runs.push({ labels, value: active.length });
+      runs.push({ labels, value: row.activeRuns });
     }
     return { prs, runs };
   }

@@ -2,31 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import type { FlakeProtection } from '../../domain/flake-protection.ts';
 import type { LabelSettings } from '../../domain/github-labels.ts';
-import {
-  createQueueState,
-  listQueuedPrs,
-  type Mode,
-  type QueueState,
-  type SettingsPatch,
-} from '../../domain/queue/index.ts';
+import { createQueueState, listQueuedPrs, type Mode, type SettingsPatch } from '../../domain/queue/index.ts';
 import { setFlakeProtection } from '../../store/flake.ts';
-import {
-  findQueue,
-  findQueueHeader,
-  insertQueueIfAbsent,
-  type QueueRow,
-  queueStateAt,
-  deleteQueue as removeQueue,
-} from '../../store/queues.ts';
+import { findQueue, insertQueueIfAbsent, deleteQueue as removeQueue } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { assertForgeGranted } from '../forge-grants.ts';
 import type { Forge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef, repoFullName } from '../repositories.ts';
-import { applyEvent, type LoadedQueue, loadState } from './apply.ts';
+import { applyEvent, type LoadedQueue, loadQueue } from './apply.ts';
 import { flakeProtectionOf } from './flake-judge.ts';
 import { requiredStatusesForRead } from './forge-settings-cache.ts';
 import { labelSettingsOf, updateLabelSettings } from './label-settings.ts';
 import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
+import { queueStateCacheOf } from './state-cache.ts';
 
 /** The caller's queue for a target branch, or 404 naming what is missing. */
 export async function findQueueOf(
@@ -44,36 +32,9 @@ export async function findQueueOf(
       `No merge queue for branch "${branch}" of ${repoFullName(repository)}; create one with createQueue`,
     );
   }
-  return { ...loadState(row), repoId: repository.id };
-}
-
-/**
- * findQueueOf for a read that does not change the state: the row's version is read each time, and the
- * state parsed for that version is reused from ctx.queueStates (state-cache.ts) instead of fetched and
- * parsed again. The state is shared: read it, never change it.
- */
-async function readQueueOf(
-  ctx: AppContext,
-  caller: Caller,
-  repo: RepoRef,
-  branch: string,
-): Promise<{ row: Omit<QueueRow, 'state'>; state: QueueState; repoId: string }> {
-  const cache = ctx.queueStates;
-  if (cache === undefined) return findQueueOf(ctx, caller, repo, branch);
-  await assertForgeGranted(ctx, caller, repo);
-  const repository = await findRepository(ctx.db, caller, repo);
-  const header = await findQueueHeader(ctx.db, repository.id, branch);
-  if (header !== undefined) {
-    const known = cache.get(header.id, header.version);
-    const text = known === undefined ? await queueStateAt(ctx.db, header.id, header.version) : undefined;
-    // Saved meanwhile by another writer: read the whole row as findQueueOf does.
-    if (known !== undefined || text !== undefined) {
-      const state = known ?? (JSON.parse(text ?? '') as QueueState);
-      if (known === undefined) cache.set(header.id, header.version, state);
-      return { row: header, state, repoId: repository.id };
-    }
-  }
-  return findQueueOf(ctx, caller, repo, branch);
+  // The app's cache (sized from the config) is the one the handle's readers and writers share.
+  if (ctx.queueStates !== undefined) queueStateCacheOf(ctx.db, ctx.queueStates);
+  return { ...(await loadQueue(ctx.db, row)), repoId: repository.id };
 }
 
 /** createQueue: a new running queue (the repository is created on first use); 409 if the branch has one. */
@@ -98,7 +59,7 @@ export async function createQueue(
     id: randomUUID(),
     repo_id: repository.id,
     branch: body.targetBranch,
-    state: JSON.stringify(state),
+    header: JSON.stringify(state),
     version: 0,
     created_at: now,
     updated_at: now,
@@ -120,7 +81,7 @@ export async function getQueue(
   forge: Forge,
   body: { repo: RepoRef; targetBranch: string },
 ) {
-  const queue = await readQueueOf(ctx, caller, body.repo, body.targetBranch);
+  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
   // A display only: what the branch says may come from the memo (forge-settings-cache.ts).
   const flakeProtection = await flakeProtectionOf(
     { requiredStatuses: (repo, branch) => requiredStatusesForRead(ctx, forge, repo, branch) },

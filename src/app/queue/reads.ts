@@ -17,7 +17,7 @@ import { listRepos } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { RepoRef } from '../repositories.ts';
 import { repositoryHtmlUrl } from '../urls.ts';
-import { loadState } from './apply.ts';
+import { queueStateOf } from './apply.ts';
 import { runTestSummary } from './flake-judge.ts';
 import { findQueueOf } from './queues.ts';
 import { enqueuedPrRecord } from './records.ts';
@@ -212,7 +212,7 @@ export async function queueMetrics(
   );
   for (const q of queues) {
     samples.push(
-      ...queueLines(names.get(q.repo_id) ?? '', loadState(q).state, counts.get(q.id) ?? new Map()),
+      ...queueLines(names.get(q.repo_id) ?? '', await queueStateOf(ctx.db, q), counts.get(q.id) ?? new Map()),
     );
   }
   return (Object.entries(METRICS) as [string, string][])

@@ -1,6 +1,5 @@
 import type { Queryable } from '../../store/db.ts';
-import { listQueues } from '../../store/queues.ts';
-import { loadState } from './apply.ts';
+import { runsAtCommitOrBranch } from '../../store/queues.ts';
 
 /** A merge-queue test run an upload belongs to. */
 export interface RunLink {
@@ -12,7 +11,7 @@ export interface RunLink {
 /**
  * The test runs whose results an upload carries: runs whose test branch is at the upload's commit, or
  * whose test branch is the upload's branch. (Results for a test branch count as merge-queue runs for
- * the health monitors: they are stored on the test branch's name.)
+ * the health monitors: they are stored on the test branch's name.) One statement on the live runs' rows.
  */
 export async function runsForUpload(
   db: Queryable,
@@ -20,13 +19,6 @@ export async function runsForUpload(
   commitSha: string,
   branch: string,
 ): Promise<RunLink[]> {
-  const sha = commitSha.toLowerCase();
-  const links: RunLink[] = [];
-  for (const row of await listQueues(db, [repoId])) {
-    for (const run of Object.values(loadState(row).state.runs)) {
-      if (run.testBranchSha === sha || run.testBranch === branch)
-        links.push({ queueId: row.id, runId: run.id, testBranch: run.testBranch });
-    }
-  }
-  return links;
+  const rows = await runsAtCommitOrBranch(db, repoId, commitSha.toLowerCase(), branch);
+  return rows.map((r) => ({ queueId: r.queue_id, runId: r.id, testBranch: r.test_branch }));
 }

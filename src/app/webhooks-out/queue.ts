@@ -5,17 +5,18 @@ import type { QueueRow } from '../../store/queues.ts';
 import { enqueueRepositoryEvents } from './enqueue.ts';
 
 /**
- * Enqueues pull_request.merged / pull_request.failed for the PRs one engine step finished: `row` is
- * the queue as read before the step, `after` the stepped state (before pruning moves finished PRs to
+ * Enqueues pull_request.merged / pull_request.failed for the PRs one engine step finished: `row` and
+ * `before` are the queue as read before the step, `after` the stepped state (before pruning moves finished PRs to
  * the archive). No query unless a PR finished.
  */
 export async function enqueueQueueEvents(
   trx: Queryable,
   row: QueueRow,
+  before: QueueState,
   after: QueueState,
   now: number,
 ): Promise<void> {
-  const finished = finishedPrs(after, now, () => JSON.parse(row.state) as QueueState);
+  const finished = finishedPrs(after, now, () => before);
   if (finished.length === 0) return;
   await enqueueRepositoryEvents(
     trx,

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { LEASE_MS } from '../../../src/runner/queue-runner.ts';
 import type { Tables } from '../../../src/store/schema.ts';
+import { assembleStored } from '../../support/queue-rows.ts';
 import type { RepoRef } from './git-remote.ts';
 
 /** The parts of a queue's stored engine state (domain/queue QueueState) the faults tests look at. */
@@ -26,7 +27,7 @@ export async function readQueue(db: Kysely<Tables>, repo: RepoRef, branch = 'mai
     .select([
       'merge_queues.id',
       'merge_queues.version',
-      'merge_queues.state',
+      'merge_queues.header',
       'merge_queues.lease_owner',
       'merge_queues.lease_until',
     ])
@@ -41,7 +42,10 @@ export async function readQueue(db: Kysely<Tables>, repo: RepoRef, branch = 'mai
     .where('done_at', 'is', null)
     .orderBy('id')
     .execute();
-  const state = JSON.parse(row.state) as Pick<StoredQueue, 'merging' | 'prs' | 'runs'>;
+  const state = (await assembleStored(db, row.id, row.header)) as unknown as Pick<
+    StoredQueue,
+    'merging' | 'prs' | 'runs'
+  >;
   return {
     id: row.id,
     version: row.version,

@@ -1,0 +1,295 @@
+// The runner's persistence per merge-queue event with BENCH_PERSIST_PRS (default 1000) PRs queued
+// (single mode, concurrency 25), on a real database: SQLite file, or PostgreSQL when DATABASE_URL is set.
+// Each event goes through applyEvent (src/app/queue/apply.ts: header row + the rows a step changed, the
+// parsed state reused by version); each round's events are then replayed, on an identical state in a
+// database of its own, the way they were stored before issue 26 (one JSON row: read, parse, step,
+// serialise, write), so the ratio is taken under the same load. The engine's own step() + pruneHistory() time on the same state is measured apart and
+// taken off both: persistence = the event's whole time − the engine's. Prints a markdown table.
+//   node --expose-gc --import tsx bench/queue-persist.ts   (BENCH_PERSIST_ROUNDS, default 60 rounds of 5–30 events)
+import os from 'node:os';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { applyEvent, rowChanges } from '../src/app/queue/apply.ts';
+import { queueStateCacheOf } from '../src/app/queue/state-cache.ts';
+import {
+  createQueueState,
+  pruneHistory,
+  type QueueAction,
+  type QueueEvent,
+  type QueueState,
+  step,
+} from '../src/domain/queue/index.ts';
+import { archive } from '../src/store/queue-archive.ts';
+import { insertActions, saveQueueState } from '../src/store/queues.ts';
+import type { Tables } from '../src/store/schema.ts';
+import { createTestDatabase } from '../test/support/database.ts';
+
+const PRS = Number(process.env['BENCH_PERSIST_PRS'] ?? 1000);
+const ROUNDS = Number(process.env['BENCH_PERSIST_ROUNDS'] ?? 60);
+const CHECK = 'ci';
+/** BENCH_PERSIST_WHOLE=0 leaves out the one-JSON-row baseline. */
+const WHOLE = process.env['BENCH_PERSIST_WHOLE'] !== '0';
+const SETTLE_MS = 300;
+const T0 = Date.UTC(2026, 0, 5, 9);
+
+function submitted(n: number): QueueEvent {
+  return {
+    type: 'pr_submitted',
+    pr: {
+      number: n,
+      title: `PR ${n}`,
+      author: 'dev',
+      headSha: `pr${n}-head`,
+      baseSha: 'main-0',
+      baseBranch: 'main',
+      mergeability: 'mergeable',
+    },
+    checks: [{ name: CHECK, outcome: 'passed' }],
+  };
+}
+
+/** Test branches built at once: the state a runner leaves after carrying out the actions. */
+function built(actions: readonly QueueAction[]): QueueEvent[] {
+  return actions.flatMap((a) =>
+    a.type === 'create_test_run'
+      ? [{ type: 'test_branch_built', runId: a.runId, sha: `sha-${a.runId}` } as const]
+      : [],
+  );
+}
+
+function queued(count: number): QueueState {
+  let s = createQueueState({ branch: 'main', targetHead: 'main-0', idSeed: 'run', concurrency: 25 });
+  const drive = (ev: QueueEvent) => {
+    const out = step(s, ev, T0);
+    s = pruneHistory(out.state).state;
+    for (const b of built(out.actions)) s = pruneHistory(step(s, b, T0).state).state;
+  };
+  drive({ type: 'required_statuses_discovered', serviceConfig: null, branchProtection: [CHECK] });
+  for (let n = 1; n <= count; n += 1) drive(submitted(n));
+  return s;
+}
+
+/** The way before issue 26: the whole state as one JSON row, read, parsed, stepped, serialised, written. */
+async function wholeRowApply(db: Kysely<Tables>, queueId: string, event: QueueEvent, now: number) {
+  return db.transaction().execute(async (trx) => {
+    const locked = sql<{
+      state: string;
+      version: number;
+    }>`select state, version from bench_whole_state where id = ${queueId}${
+      db.getExecutor().adapter instanceof PostgresAdapter ? sql` for update` : sql``
+    }`;
+    const row = (await locked.execute(trx)).rows[0];
+    if (row === undefined) throw new Error('no whole-state row');
+    const before = JSON.parse(row.state) as QueueState;
+    const stepped = step(before, event, now);
+    const pruned = pruneHistory(stepped.state);
+    await sql`update bench_whole_state set state = ${JSON.stringify(pruned.state)}, version = ${row.version + 1} where id = ${queueId} and version = ${row.version}`.execute(
+      trx,
+    );
+    await archive(trx, queueId, pruned.prs, pruned.runs, now);
+    await insertActions(
+      trx,
+      queueId,
+      stepped.actions.map((a) => JSON.stringify(a)),
+      now,
+    );
+    return { state: pruned.state, actions: stepped.actions };
+  });
+}
+
+const micros = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1000;
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0
+    ? Number.NaN
+    : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number);
+
+interface Samples {
+  engine: number[];
+  rows: number[];
+  whole: number[];
+}
+
+const testDb = await createTestDatabase();
+const db = testDb.database.db;
+// The baseline's database of its own: its 700 KiB rows would otherwise grow the WAL the rows way writes to.
+const wholeDb = await createTestDatabase();
+const engineName = testDb.database.engine === 'postgres' ? 'PostgreSQL' : 'SQLite';
+try {
+  const now = T0 + 60_000;
+  const built0 = performance.now();
+  const start = queued(PRS);
+  const testing = Object.values(start.prs).filter((e) => e.state === 'testing').length;
+  const buildMs = Math.round(performance.now() - built0);
+
+  const queueId = 'queue';
+  const empty = { ...start, prs: {}, runs: {} };
+  for (const target of [db, wholeDb.database.db]) {
+    await target.insertInto('organizations').values({ id: 'org', slug: 'acme', created_at: T0 }).execute();
+    await target
+      .insertInto('repositories')
+      .values({
+        id: 'repo',
+        org_id: 'org',
+        host: 'git.local',
+        owner: 'acme',
+        name: 'bench',
+        host_key: 'git.local',
+        owner_key: 'acme',
+        name_key: 'bench',
+        created_at: T0,
+      })
+      .execute();
+    await target
+      .insertInto('merge_queues')
+      .values({
+        id: queueId,
+        repo_id: 'repo',
+        branch: 'main',
+        header: JSON.stringify(empty),
+        version: 0,
+        created_at: T0,
+        updated_at: T0,
+        wake_at: null,
+        lease_owner: null,
+        lease_until: null,
+      })
+      .execute();
+  }
+  await saveQueueState(
+    db,
+    queueId,
+    0,
+    { header: JSON.stringify(empty), wake_at: null, updated_at: T0 },
+    rowChanges(empty, start, 0),
+  );
+  const wholeHandle = wholeDb.database.db;
+  await sql`create table bench_whole_state (id text primary key, state text not null, version integer not null)`.execute(
+    wholeHandle,
+  );
+  await sql`insert into bench_whole_state (id, state, version) values (${queueId}, ${JSON.stringify(start)}, 0)`.execute(
+    wholeHandle,
+  );
+  const stateKiB = Math.round(JSON.stringify(start).length / 1024);
+
+  const byKind = new Map<string, Samples>();
+  const cache = queueStateCacheOf(db);
+  let version = 1;
+  let next = PRS + 1;
+  let merges = 0;
+  /** This round's events in order, replayed on the one-row baseline once the round is done. */
+  let round: { kind: string; event: QueueEvent; engine: number; rows: number }[] = [];
+  /** One event the rows way, with the engine's share timed on the held state; answers its actions. */
+  const timed = async (kind: string, event: QueueEvent): Promise<QueueAction[]> => {
+    const held = cache.get(queueId, version);
+    let engine = Number.NaN;
+    if (held !== undefined) {
+      const t0 = process.hrtime.bigint();
+      pruneHistory(step(held, event, now).state);
+      engine = micros(t0);
+    }
+    const t1 = process.hrtime.bigint();
+    const out = await applyEvent(db, queueId, event, now);
+    round.push({ kind, event, engine, rows: micros(t1) });
+    version += 1;
+    return out.actions;
+  };
+  const buildAll = async (actions: QueueAction[]) => {
+    for (const ev of built(actions)) await timed('test_branch_built', ev);
+  };
+  /**
+   * The round's events again on the baseline, right after (same moment, same states). Garbage left by
+   * either way is collected between the two when the process runs with --expose-gc, and the baseline's
+   * writes are given time to reach the disk, so neither pays for the other's work.
+   */
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const replay = async (record: boolean) => {
+    gc?.();
+    const wholeTimes: number[] = [];
+    for (const e of round) {
+      const t0 = process.hrtime.bigint();
+      if (WHOLE) await wholeRowApply(wholeHandle, queueId, e.event, now);
+      wholeTimes.push(micros(t0));
+    }
+    gc?.();
+    // The baseline wrote megabytes to its database: let its WAL checkpoint and the disk settle first.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    if (record) {
+      round.forEach((e, i) => {
+        if (Number.isNaN(e.engine)) return;
+        const s = byKind.get(e.kind) ?? { engine: [], rows: [], whole: [] };
+        s.engine.push(e.engine);
+        s.rows.push(e.rows - e.engine);
+        s.whole.push((wholeTimes[i] as number) - e.engine);
+        byKind.set(e.kind, s);
+      });
+    }
+    round = [];
+  };
+
+  // The first event reads the rows (nothing held yet); every later one starts from the held state.
+  await timed('tick', { type: 'tick' });
+  await replay(false);
+  const warmup = Math.max(3, Math.floor(ROUNDS / 10));
+  for (let r = 0; r < warmup + ROUNDS; r += 1) {
+    const held = cache.get(queueId, version);
+    if (held === undefined) throw new Error('bench: no state held for the current version');
+    const head = held.order[0];
+    const runId = head === undefined ? null : (held.prs[String(head)]?.runId ?? null);
+    if (head === undefined || runId === null) throw new Error('bench: the head PR is not testing');
+    const fails = r % 5 === 4;
+    const reported = await timed(fails ? 'ci_reported (head fails)' : 'ci_reported (head passes)', {
+      type: 'ci_reported',
+      runId,
+      checks: [{ name: CHECK, outcome: fails ? 'failed' : 'passed' }],
+    });
+    await buildAll(reported);
+    const merge = reported.find((a) => a.type === 'merge_pr');
+    if (merge !== undefined && merge.type === 'merge_pr') {
+      merges += 1;
+      await buildAll(
+        await timed('merge_succeeded', {
+          type: 'merge_succeeded',
+          prNumber: merge.prNumber,
+          newTargetSha: `main-${merges}`,
+        }),
+      );
+    }
+    await buildAll(await timed('pr_submitted', submitted(next++)));
+    await buildAll(await timed('tick', { type: 'tick' }));
+    await replay(r >= warmup);
+  }
+
+  const load = os.loadavg().map((x) => x.toFixed(1));
+  const lines = [
+    `Merge-queue persistence per event, ${engineName}: ${PRS} PRs queued, ${testing} testing (single, concurrency 25; built in ${buildMs} ms), ${ROUNDS} rounds after ${warmup} warm-up; whole state ${stateKiB} KiB of JSON. Load average at the end ${load.join(' / ')} (${os.cpus().length} cores).`,
+    '',
+    'persistence = the event through the store − step() + pruneHistory() on the same state; "rows": applyEvent (header + changed rows, parsed state reused by version); "one JSON row": the way before issue 26, the same events replayed right after each round on an identical state.',
+    '',
+    '| engine | event | events | step + prune µs (median) | persistence µs, rows (median) | p99 | persistence µs, one JSON row (median) | p99 | one row ÷ rows |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const all: Samples = { engine: [], rows: [], whole: [] };
+  for (const [kind, s] of byKind) {
+    for (const k of ['engine', 'rows', 'whole'] as const) {
+      all[k].push(...s[k]);
+      s[k].sort((a, b) => a - b);
+    }
+    lines.push(row(kind, s));
+  }
+  for (const k of ['engine', 'rows', 'whole'] as const) all[k].sort((a, b) => a - b);
+  lines.push(row('**every event**', all));
+  const median = percentile(all.rows, 0.5);
+  lines.push(
+    '',
+    `Goal (issue 26): persistence ≤ 1 ms per event on SQLite: ${engineName === 'SQLite' ? (median <= 1000 ? `met (${Math.round(median)} µs median over every event)` : `not met (${Math.round(median)} µs median)`) : 'measured on SQLite only; this run is PostgreSQL'}.`,
+  );
+  console.log(lines.join('\n'));
+
+  function row(kind: string, s: Samples): string {
+    const r = (x: number) => Math.round(x);
+    const ratio = percentile(s.whole, 0.5) / percentile(s.rows, 0.5);
+    return `| ${engineName} | ${kind} | ${s.rows.length} | ${r(percentile(s.engine, 0.5))} | ${r(percentile(s.rows, 0.5))} | ${r(percentile(s.rows, 0.99))} | ${r(percentile(s.whole, 0.5))} | ${r(percentile(s.whole, 0.99))} | ${ratio.toFixed(1)}× |`;
+  }
+} finally {
+  await testDb.cleanup();
+  await wholeDb.cleanup();
+}
