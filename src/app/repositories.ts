@@ -4,6 +4,7 @@ import { repoFullName } from '../domain/testid/index.ts';
 import type { Queryable } from '../store/db.ts';
 import * as repos from '../store/repos.ts';
 import type { Caller } from './context.ts';
+import { Lru } from './lru.ts';
 import type { PageTokens } from './page-token.ts';
 import { type PageInfo, type PageQuery, paginate } from './paginate.ts';
 
@@ -14,7 +15,42 @@ export interface RepoRef {
   readonly name: string;
 }
 
-export type Repository = repos.RepositoryRow;
+/**
+ * A repository's identity, which never changes once created. Not its test health: read
+ * healthVersion() for that (a repository may come from the lookup cache).
+ */
+export type Repository = Omit<repos.RepositoryRow, 'health_version' | 'test_ordinals'>;
+
+/**
+ * Repositories by organization and case-folded name, kept by the app (sized by
+ * MAINLINE_REPOSITORY_CACHE) and reached through the caller the auth hook made. Only identities are
+ * kept, and only of repositories that exist: repositories are never renamed or deleted, and one not
+ * found is looked up again next time. The organization is part of the key, so a caller only ever
+ * gets its own organization's rows.
+ */
+export class RepositoryCache {
+  readonly #rows: Lru<Repository>;
+
+  constructor(readonly max: number) {
+    this.#rows = new Lru(max);
+  }
+
+  static #key(orgId: string, key: repos.RepoKey): string {
+    return JSON.stringify([orgId, key.hostKey, key.ownerKey, key.nameKey]);
+  }
+
+  get(orgId: string, key: repos.RepoKey): Repository | undefined {
+    const row = this.#rows.get(RepositoryCache.#key(orgId, key));
+    return row?.org_id === orgId ? row : undefined;
+  }
+
+  set(row: Repository): void {
+    if (this.max === 0) return;
+    const { health_version: _v, test_ordinals: _o, ...identity } = row as repos.RepositoryRow;
+    const key = { hostKey: row.host_key, ownerKey: row.owner_key, nameKey: row.name_key };
+    this.#rows.set(RepositoryCache.#key(row.org_id, key), identity);
+  }
+}
 
 export function repoKey(ref: RepoRef): repos.RepoKey {
   return {
@@ -36,13 +72,18 @@ export function checkOrgSlug(caller: Caller, orgSlug: string | undefined): void 
  * answers exactly like one that does not exist.
  */
 export async function findRepository(db: Queryable, caller: Caller, ref: RepoRef): Promise<Repository> {
-  const row = await repos.findRepo(db, caller.orgId, repoKey(ref));
+  const key = repoKey(ref);
+  const cache = caller.repositories;
+  const cached = cache?.get(caller.orgId, key);
+  if (cached !== undefined) return cached;
+  const row = await repos.findRepo(db, caller.orgId, key);
   if (row === undefined) {
     throw new AppError(
       'REPO_NOT_FOUND',
       `Repository ${repoFullName(ref)} is not known to organization "${caller.orgSlug}". A repository is created by its first test-results upload, by createQueue, or by POST /v1/repositories/create.`,
     );
   }
+  cache?.set(row);
   return row;
 }
 

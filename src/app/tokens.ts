@@ -5,6 +5,7 @@ import type { Queryable } from '../store/db.ts';
 import { findOrgBySlug, insertOrgIfAbsent } from '../store/orgs.ts';
 import * as tokens from '../store/tokens.ts';
 import type { Caller } from './context.ts';
+import { Lru } from './lru.ts';
 
 /** Lower-case letters, digits and inner dashes, 1–64 characters. */
 export const ORG_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -82,8 +83,12 @@ function sameHash(a: string, b: string): boolean {
  * lookup reveals nothing useful: the attacker cannot steer the hash), then the stored hash is
  * compared in constant time. Unknown and revoked tokens get the same answer.
  */
-export async function authenticate(db: Queryable, presented: string, now: number): Promise<Caller> {
-  const hash = hashToken(presented);
+export async function authenticate(
+  db: Queryable,
+  presented: string,
+  now: number,
+  hash: string = hashToken(presented),
+): Promise<Caller> {
   const row = await tokens.findTokenByHash(db, hash);
   if (row === undefined || !sameHash(row.token_hash, hash) || row.revoked_at !== null) {
     throw new AppError(
@@ -92,7 +97,9 @@ export async function authenticate(db: Queryable, presented: string, now: number
     );
   }
   if (row.last_used_at === null || now - row.last_used_at > TOUCH_INTERVAL_MS) {
-    await tokens.touchToken(db, row.id, now);
+    // Not awaited: the request must not wait for the writer (an upload may hold it for seconds), and
+    // a failed touch only leaves last_used_at older.
+    tokens.touchToken(db, row.id, now).catch(() => {});
   }
   return { tokenId: row.id, tokenName: row.name, orgId: row.org_id, orgSlug: row.org_slug };
 }
@@ -126,12 +133,80 @@ export async function listTokens(db: Queryable, orgSlug: string | undefined): Pr
   }));
 }
 
+/** Listeners told of every revocation made through a database handle (apps' token caches). */
+const revocationListeners = new WeakMap<object, Set<() => void>>();
+
+/**
+ * Calls `listener` after each token revoked through `db` (revokeToken) in this process; returns the
+ * function that stops it. Revocations by other processes are not seen: caches bound them by time.
+ */
+export function onTokenRevoked(db: Queryable, listener: () => void): () => void {
+  let listeners = revocationListeners.get(db);
+  if (listeners === undefined) {
+    listeners = new Set();
+    revocationListeners.set(db, listeners);
+  }
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
 /** Revokes a token by id. Revoking twice is an error that says it was already revoked. */
 export async function revokeToken(db: Queryable, id: string, now: number): Promise<void> {
   const row = await tokens.findTokenById(db, id);
   if (row === undefined) throw new AppError('BAD_REQUEST', `No token with id ${id}`);
   if (row.revoked_at !== null) throw new AppError('CONFLICT', `Token ${id} was already revoked`);
   await tokens.revokeToken(db, id, now);
+  for (const listener of revocationListeners.get(db) ?? []) listener();
+}
+
+/**
+ * Callers of tokens that authenticated recently, by the token's SHA-256 (never the token), each
+ * trusted for `ttlMs` after its lookup. A revocation in this process forgets them all (revocations
+ * are rare); one elsewhere is seen once the entry expires. Unknown tokens are never kept.
+ */
+export class TokenCache {
+  #entries: Lru<{ readonly caller: Caller; readonly until: number }>;
+  /** Bumped by each revocation: a lookup that began before it must not be kept. */
+  #generation = 0;
+
+  constructor(
+    private readonly max: number,
+    private readonly ttlMs: number,
+  ) {
+    this.#entries = new Lru(max);
+  }
+
+  get enabled(): boolean {
+    return this.max > 0 && this.ttlMs > 0;
+  }
+
+  /** Where a lookup starts: pass it to `set` with the lookup's answer. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  get(hash: string, now: number): Caller | undefined {
+    if (!this.enabled) return undefined;
+    const entry = this.#entries.get(hash);
+    if (entry === undefined) return undefined;
+    if (now >= entry.until || now < entry.until - this.ttlMs) {
+      this.#entries.delete(hash);
+      return undefined;
+    }
+    return entry.caller;
+  }
+
+  /** Keeps the caller of a token looked up at `now`, unless a revocation came since `generation`. */
+  set(hash: string, caller: Caller, now: number, generation: number): void {
+    if (!this.enabled || generation !== this.#generation) return;
+    this.#entries.set(hash, { caller, until: now + this.ttlMs });
+  }
+
+  /** A token was revoked: nothing kept may be trusted any more. */
+  revoked(): void {
+    this.#generation++;
+    this.#entries = new Lru(this.max);
+  }
 }
 
 export type BootstrapOutcome =

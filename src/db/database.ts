@@ -37,6 +37,13 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {
     return true;
   }
+
+  // Kysely serialises every statement behind one lock when an adapter says false, so reads would
+  // wait for an open write transaction. Our driver (sqlite-driver.ts) has a reader connection beside
+  // the writer and its own writer lock, which is the only serialisation SQLite needs.
+  override get supportsMultipleConnections(): boolean {
+    return true;
+  }
 }
 
 class MainlineSqliteDialect extends SqliteDialect {

@@ -43,7 +43,9 @@ describe('the mainline command', () => {
     expect(list.stdout).toContain(`${created.token.slice(0, 10)}…`);
     expect(list.stdout).not.toContain(created.token);
 
-    const server = await startServerProcess(db.env);
+    // The CLI is another process: a server trusts a token for MAINLINE_TOKEN_CACHE_SECONDS (0 here) before
+    // looking it up again (docs/security.md rule 4; test/integration/read-caches.test.ts proves the bound).
+    const server = await startServerProcess({ ...db.env, MAINLINE_TOKEN_CACHE_SECONDS: '0' });
     const call = () =>
       fetch(`${server.url}/v1/repositories/list`, {
         method: 'POST',

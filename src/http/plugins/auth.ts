@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, Caller } from '../../app/context.ts';
 import type { Admission } from '../../app/throttle.ts';
-import { authenticate } from '../../app/tokens.ts';
+import { authenticate, hashToken } from '../../app/tokens.ts';
 import { AppError } from '../../domain/errors.ts';
 import { parseRunId } from '../../domain/fork-run.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -40,7 +40,29 @@ function presentedToken(request: FastifyRequest): string | undefined {
  * (AuthThrottle): an address that keeps presenting bad tokens gets 429 without a database lookup.
  */
 export function authHook(ctx: AppContext, limiter: RateLimiter) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const lookUp = async (request: FastifyRequest, token: string, hash: string): Promise<Caller> => {
+    const generation = ctx.tokens?.generation ?? 0;
+    const admission = ctx.authThrottle?.admit(request.ip, token, ctx.now());
+    let caller: Caller;
+    try {
+      const found = await authenticate(ctx.db, token, ctx.now(), hash);
+      caller = ctx.repositories === undefined ? found : { ...found, repositories: ctx.repositories };
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'INVALID_TOKEN') admission?.failed();
+      else admission?.abandoned();
+      throw error;
+    }
+    admission?.succeeded();
+    ctx.tokens?.set(hash, caller, ctx.now(), generation);
+    return caller;
+  };
+  const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller): void => {
+    request.caller = caller;
+    if (limiter.enabled) reply.headers(limiter.take(caller.tokenId, ctx.now()));
+  };
+  // A callback hook, so that a token answered by the cache costs no promise; what it throws is the
+  // request's error, as from an async hook.
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
     const token = presentedToken(request);
     if (token === undefined) {
       const header = request.headers[FORK_RUN_HEADER];
@@ -67,20 +89,30 @@ export function authHook(ctx: AppContext, limiter: RateLimiter) {
       const admission = ctx.authThrottle?.admit(request.ip, `${FORK_RUN_HEADER}:${runId}`, ctx.now());
       request.forkRun = { runId, admission };
       if (limiter.enabled) reply.headers(limiter.take(`${FORK_RUN_HEADER}:${runId}`, ctx.now()));
+      done();
       return;
     }
-    const admission = ctx.authThrottle?.admit(request.ip, token, ctx.now());
-    let caller: Caller;
-    try {
-      caller = await authenticate(ctx.db, token, ctx.now());
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'INVALID_TOKEN') admission?.failed();
-      else admission?.abandoned();
-      throw error;
+    const hash = hashToken(token);
+    // A token that authenticated moments ago is trusted without the database (and, being valid, is
+    // not counted against the address either); docs/security.md bounds how long a revoked one lasts.
+    const cached = ctx.tokens?.get(hash, ctx.now());
+    if (cached !== undefined) {
+      admit(request, reply, cached);
+      done();
+      return;
     }
-    admission?.succeeded();
-    request.caller = caller;
-    if (limiter.enabled) reply.headers(limiter.take(caller.tokenId, ctx.now()));
+    lookUp(request, token, hash).then(
+      (caller) => {
+        try {
+          admit(request, reply, caller);
+        } catch (error) {
+          done(error as Error);
+          return;
+        }
+        done();
+      },
+      (error: Error) => done(error),
+    );
   };
 }
 

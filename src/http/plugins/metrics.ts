@@ -85,11 +85,12 @@ export function registerMetrics(
 ): void {
   const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
   app.addHook('onClose', async () => metrics.close());
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route };
     metrics.requests.inc({ ...labels, status_code: String(reply.statusCode) });
     metrics.duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   app.get(
     '/metrics',

@@ -1,0 +1,147 @@
+// The per-process caches of the read path (tokens, repositories): what they may never change.
+import type { CompiledQuery } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { revokeToken } from '../../src/app/tokens.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+
+const TTL_MS = 5_000;
+
+async function tokenId(t: TestApp, token: string): Promise<string> {
+  const row = await t.db.database.db
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('token_prefix', '=', token.slice(0, 10))
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+describe('read caches', () => {
+  let t: TestApp;
+  let clock = Date.UTC(2026, 10, 1);
+  const getRepo = (token: string, repo: object = REPO) => t.post('/v1/repositories/get', { repo }, token);
+
+  beforeAll(async () => {
+    t = await buildTestApp({ MAINLINE_TOKEN_CACHE_SECONDS: String(TTL_MS / 1000) }, { now: () => clock });
+  });
+  afterAll(() => t.close());
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Statements the app sends to its database while `run` runs. */
+  async function statements(run: () => Promise<unknown>): Promise<string[]> {
+    const executor = t.db.database.db.getExecutor();
+    const seen: string[] = [];
+    const original = executor.executeQuery.bind(executor);
+    vi.spyOn(executor, 'executeQuery').mockImplementation((query: CompiledQuery, id) => {
+      seen.push(query.sql);
+      return original(query, id);
+    });
+    await run();
+    vi.restoreAllMocks();
+    return seen;
+  }
+
+  it('refuses a token revoked in this process on the next request, though the cache held it', async () => {
+    const token = await t.token('revoked-here');
+    await t.post('/v1/repositories/create', { repo: REPO }, token);
+    expect((await getRepo(token)).statusCode).toBe(200);
+    // Held: the next request does not look the token up.
+    expect((await statements(() => getRepo(token))).filter((q) => q.includes('api_tokens'))).toEqual([]);
+    await revokeToken(t.db.database.db, await tokenId(t, token), clock);
+    const res = await getRepo(token);
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('INVALID_TOKEN');
+  });
+
+  it('refuses a token revoked by another process within MAINLINE_TOKEN_CACHE_SECONDS', async () => {
+    const token = await t.token('revoked-elsewhere');
+    await t.post('/v1/repositories/create', { repo: REPO }, token);
+    expect((await getRepo(token)).statusCode).toBe(200);
+    // What `mainline token revoke` does: its own connection, in its own process.
+    const cli = openDatabase({
+      databaseUrl: t.db.env['DATABASE_URL'],
+      dataDir: t.db.env['MAINLINE_DATA_DIR'] ?? '',
+    });
+    try {
+      await revokeToken(cli.db, await tokenId(t, token), clock);
+    } finally {
+      await cli.close();
+    }
+    clock += TTL_MS - 1;
+    expect((await getRepo(token)).statusCode).toBe(200);
+    clock += 1;
+    expect((await getRepo(token)).json().error.code).toBe('INVALID_TOKEN');
+  });
+
+  it('looks every token up when MAINLINE_TOKEN_CACHE_SECONDS is 0', async () => {
+    const u = await buildTestApp({ MAINLINE_TOKEN_CACHE_SECONDS: '0' });
+    try {
+      const token = await u.token('uncached');
+      await u.post('/v1/repositories/create', { repo: REPO }, token);
+      expect((await u.post('/v1/repositories/get', { repo: REPO }, token)).statusCode).toBe(200);
+      await u.db.database.db.updateTable('api_tokens').set({ revoked_at: 1 }).execute();
+      expect((await u.post('/v1/repositories/get', { repo: REPO }, token)).statusCode).toBe(401);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it("never answers one organization's cached repository to another", async () => {
+    const a = await t.token('tenant-a');
+    const b = await t.token('tenant-b');
+    const created = await t.post('/v1/repositories/create', { repo: REPO }, a);
+    const aId = created.json().repository.id;
+    // Warm both caches with organization A's token and repository.
+    expect((await getRepo(a)).json().repository.id).toBe(aId);
+    expect((await getRepo(a)).json().repository.id).toBe(aId);
+    for (const repo of [REPO, { host: 'GitHub.com', owner: 'ACME', name: 'Web' }]) {
+      const res = await getRepo(b, repo);
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error.code).toBe('REPO_NOT_FOUND');
+    }
+    const settings = await t.post(
+      '/v1/flaky-tests/get-repository-settings',
+      { repo: REPO, org_url_slug: 'tenant-b' },
+      b,
+    );
+    expect(settings.statusCode).toBe(404);
+    // B's own repository of the same name is B's, and A still gets A's.
+    const bId = (await t.post('/v1/repositories/create', { repo: REPO }, b)).json().repository.id;
+    expect(bId).not.toBe(aId);
+    expect((await getRepo(b)).json().repository.id).toBe(bId);
+    expect((await getRepo(a)).json().repository.id).toBe(aId);
+    expect((await getRepo(b)).json().repository.id).toBe(bId);
+  });
+
+  it('finds a repository created after a lookup missed it', async () => {
+    const token = await t.token('late-repo');
+    const repo = { ...REPO, name: 'later' };
+    expect((await getRepo(token, repo)).statusCode).toBe(404);
+    expect((await t.post('/v1/repositories/create', { repo }, token)).statusCode).toBe(200);
+    expect((await getRepo(token, repo)).statusCode).toBe(200);
+  });
+
+  it("answers a token's first request while a write holds the token's row (last_used_at is written later)", async () => {
+    const token = await t.token('busy-writer');
+    await t.post('/v1/repositories/create', { repo: REPO }, token);
+    clock += 120_000; // past the interval at which last_used_at is written again
+    const id = await tokenId(t, token);
+    const db = t.db.database.db;
+    await db.transaction().execute(async (trx) => {
+      // Holds the writer (SQLite) or the row's lock (PostgreSQL) until the request is answered.
+      await trx.updateTable('api_tokens').set({ name: 'busy' }).where('id', '=', id).execute();
+      expect((await getRepo(token)).statusCode).toBe(200);
+    });
+  });
+
+  it('answers a warm repositories/get without the database, and settings with one statement', async () => {
+    const token = await t.token('warm');
+    await t.post('/v1/repositories/create', { repo: REPO }, token);
+    const body = { repo: REPO, org_url_slug: 'warm' };
+    await getRepo(token);
+    await t.post('/v1/flaky-tests/get-repository-settings', body, token);
+    expect(await statements(() => getRepo(token))).toEqual([]);
+    const settings = await statements(() => t.post('/v1/flaky-tests/get-repository-settings', body, token));
+    expect(settings).toHaveLength(1);
+  });
+});
