@@ -1,11 +1,10 @@
 import { repoFullName, testCaseId } from '../../domain/testid/index.ts';
-import { findRepo } from '../../store/repos.ts';
+import { findQuarantineRepo } from '../../store/quarantine-index.ts';
 import { findTestCases } from '../../store/test-cases.ts';
 import { quarantinedIds } from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef, repoKey } from '../repositories.ts';
-import { quarantineIndexCache } from './quarantine-index.ts';
-import { loadHealthSettings } from './settings.ts';
+import { identifierIds, quarantineIndexCache } from './quarantine-index.ts';
 
 /** A test as trunk-analytics-cli describes it to getQuarantineConfig (mixed casing, as upstream). */
 export interface TestIdentifier {
@@ -34,12 +33,11 @@ export async function quarantineConfig(
   body: { repo: RepoRef; orgUrlSlug: string; testIdentifiers?: TestIdentifier[] | undefined },
 ): Promise<{ isDisabled: boolean; testIds: string[] }> {
   checkOrgSlug(caller, body.orgUrlSlug);
-  const repository = await findRepo(ctx.db, caller.orgId, repoKey(body.repo));
+  // The repository, its settings and its version in one statement: the index is at least as new.
+  const repository = await findQuarantineRepo(ctx.db, caller.orgId, repoKey(body.repo));
   if (repository === undefined) return { isDisabled: false, testIds: [] };
-  const settings = await loadHealthSettings(ctx.db, repository.id);
-  const isDisabled = !settings.quarantine.quarantiningEnabled;
-  // The version of the row just read: the index is at least as new.
-  const index = await quarantineIndexCache(ctx).at(ctx.db, repository.id, Number(repository.health_version));
+  const isDisabled = !repository.quarantiningEnabled;
+  const index = await quarantineIndexCache(ctx).at(ctx.db, repository.id, repository.version);
   const identifiers = body.testIdentifiers ?? [];
   if (identifiers.length === 0) {
     const testIds =
@@ -49,9 +47,13 @@ export async function quarantineConfig(
     return { isDisabled, testIds };
   }
   const fullName = repoFullName(repository);
-  const ids = new Set(
-    identifiers.map((t) =>
-      t.id && UUID.test(t.id)
+  const ids = identifierIds(ctx).ids(
+    `${repository.id}|${caller.orgSlug}|${fullName}`,
+    identifiers.length,
+    (i) => identityKey(identifiers[i] as TestIdentifier),
+    (i) => {
+      const t = identifiers[i] as TestIdentifier;
+      return t.id && UUID.test(t.id)
         ? t.id.toLowerCase()
         : testCaseId({
             orgSlug: caller.orgSlug,
@@ -61,16 +63,31 @@ export async function quarantineConfig(
             classname: t.className ?? null,
             file: t.file ?? null,
             variant: t.variant ?? '',
-          }),
-    ),
+          });
+    },
   );
+  const unique = new Set(ids);
   const quarantined =
     index === undefined
-      ? (await findTestCases(ctx.db, repository.id, [...ids]))
+      ? (await findTestCases(ctx.db, repository.id, [...unique]))
           .filter((r) => r.quarantined === 1)
           .map((r) => r.id)
-      : [...ids].filter((id) => index.ids.has(id));
+      : [...unique].filter((id) => index.ids.has(id));
   return { isDisabled, testIds: quarantined.sort(byId) };
 }
 
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * What a test's id is made of besides its repository, unambiguously: a UUID `id` (used as it is), or
+ * the name, parent, class name and file (their lengths say where each ends) and the variant; null
+ * and '' make the same id.
+ */
+function identityKey(t: TestIdentifier): string {
+  if (t.id && UUID.test(t.id)) return `u${t.id}`;
+  const name = t.name ?? '';
+  const parent = t.parentName ?? '';
+  const classname = t.className ?? '';
+  const file = t.file ?? '';
+  return `${name.length},${parent.length},${classname.length},${file.length}:${name}${parent}${classname}${file}${t.variant ?? ''}`;
+}

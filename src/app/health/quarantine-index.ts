@@ -83,3 +83,65 @@ export function quarantineIndexCache(ctx: Pick<AppContext, 'db' | 'config'>): Qu
   }
   return cache;
 }
+
+/** Ids the identifiers hash to, remembered per process: at most this many, and MAINLINE_QUARANTINE_INDEX_IDS. */
+const MAX_REMEMBERED_IDS = 50_000;
+
+/**
+ * The test ids of identifiers getQuarantineConfig was asked about, per repository (and the org slug
+ * and repository name that go into an id): hashing 1,000 identifiers was most of a call's time, and
+ * the uploader asks about the same tests run after run. An id depends only on what its key holds,
+ * so a remembered one is always right; at most `max` in all, least recently used repository dropped
+ * first.
+ */
+export class IdentifierIds {
+  readonly #scopes = new Map<string, Map<string, string>>();
+  #size = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** The id of each key (`key(i)`), remembered or made by `make(i)` and remembered. */
+  ids(scope: string, count: number, key: (i: number) => string, make: (i: number) => string): string[] {
+    if (this.max === 0) return Array.from({ length: count }, (_, i) => make(i));
+    let known = this.#scopes.get(scope);
+    if (known === undefined) known = new Map();
+    else this.#scopes.delete(scope);
+    this.#scopes.set(scope, known);
+    const out = new Array<string>(count);
+    for (let i = 0; i < count; i++) {
+      const k = key(i);
+      let id = known.get(k);
+      if (id === undefined) {
+        id = make(i);
+        if (this.#size >= this.max) this.#makeRoom(scope);
+        if (this.#size < this.max) {
+          known.set(k, id);
+          this.#size++;
+        }
+      }
+      out[i] = id;
+    }
+    return out;
+  }
+
+  /** Drops the least recently used scopes other than `keep` until there is room for one id. */
+  #makeRoom(keep: string): void {
+    for (const [scope, ids] of this.#scopes) {
+      if (this.#size < this.max || scope === keep) return;
+      this.#scopes.delete(scope);
+      this.#size -= ids.size;
+    }
+  }
+}
+
+const remembered = new WeakMap<Kysely<Tables>, IdentifierIds>();
+
+/** The remembered ids of the context's database (at most MAINLINE_QUARANTINE_INDEX_IDS, 0: none). */
+export function identifierIds(ctx: Pick<AppContext, 'db' | 'config'>): IdentifierIds {
+  let ids = remembered.get(ctx.db);
+  if (ids === undefined) {
+    ids = new IdentifierIds(Math.min(ctx.config.quarantineIndexIds, MAX_REMEMBERED_IDS));
+    remembered.set(ctx.db, ids);
+  }
+  return ids;
+}

@@ -1,15 +1,25 @@
 import { AppError } from '../../domain/errors.ts';
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
 import { healthVersion } from '../../store/repos.ts';
-import { failureGroupsOf, type RunCounts, runCountsOf } from '../../store/rollups.ts';
+import {
+  type FailureGroupRow,
+  failureGroupsOf,
+  hourOf,
+  type RunCounts,
+  readVersion,
+  runCountsOf,
+  testRollupsOf,
+} from '../../store/rollups.ts';
+import { findSnapshot } from '../../store/snapshots.ts';
 import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import * as lists from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { PageTokens } from '../page-token.ts';
-import { type PageQuery, paginate } from '../paginate.ts';
+import { type PageInfo, type PageQuery, paginate } from '../paginate.ts';
 import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
-import { snapshotPaginate } from '../snapshot-paginate.ts';
+import { SNAPSHOT_TTL_MS, snapshotPaginate } from '../snapshot-paginate.ts';
 import { unhealthyPageCache } from './page-cache.ts';
+import type { Made } from './read-answers.ts';
 import {
   type LinkBase,
   quarantinedRecord,
@@ -43,10 +53,51 @@ function rate(counts: RunCounts | undefined): number {
   return counts === undefined || counts.ran === 0 ? 0 : counts.failed / counts.ran;
 }
 
-/** The detailed record: the unhealthy record plus failure rates and the most common failures (rollups). */
-export async function detailedRecord(ctx: AppContext, row: lists.RecordRow, links: LinkBase) {
-  const [record] = await detailedRecords(ctx, links.repository.id, [row], recordLinks(links));
-  return record as NonNullable<typeof record>;
+/** The windows of a detailed record at `now`: they start at whole hours (store/rollups.ts). */
+function windowsAt(now: number) {
+  return {
+    since: now - 7 * DAY_MS,
+    recent: now - 24 * HOUR_MS,
+    now,
+    groupsSince: now - FAILURE_GROUP_WINDOW_MS,
+  };
+}
+
+function withRollups(
+  row: lists.RecordRow,
+  links: RecordLinks,
+  rates: { since: RunCounts; recent: RunCounts } | undefined,
+  groups: readonly FailureGroupRow[],
+) {
+  return {
+    ...unhealthyRecord(row, links),
+    most_common_failures: groups.map((g) => ({
+      summary: g.summary,
+      occurrence_count: g.occurrences,
+      last_occurrence: new Date(g.last_at).toISOString(),
+    })),
+    failure_rate_last_7d: rate(rates?.since),
+    failure_rate_last_24h: rate(rates?.recent),
+  };
+}
+
+export type DetailedRecord = ReturnType<typeof withRollups>;
+
+/**
+ * The detailed record: the unhealthy record plus failure rates and the most common failures, read
+ * from the test's rollups in one statement.
+ */
+export async function detailedRecord(
+  ctx: AppContext,
+  row: lists.RecordRow,
+  links: LinkBase,
+  now: number = ctx.now(),
+): Promise<DetailedRecord> {
+  const rollups = await testRollupsOf(ctx.db, links.repository.id, row.ordinal, {
+    ...windowsAt(now),
+    groups: FAILURE_GROUPS_SHOWN,
+  });
+  return withRollups(row, recordLinks(links), rollups, rollups.groups);
 }
 
 /**
@@ -58,32 +109,23 @@ async function detailedRecords(
   repoId: string,
   rows: readonly lists.RecordRow[],
   links: RecordLinks,
-) {
-  const now = ctx.now();
+  now: number,
+): Promise<DetailedRecord[]> {
   const ordinals = rows.map((r) => r.ordinal);
+  const windows = windowsAt(now);
   const [counts, groups] = await Promise.all([
-    runCountsOf(ctx.db, repoId, ordinals, { since: now - 7 * DAY_MS, recent: now - 24 * HOUR_MS, now }),
-    failureGroupsOf(ctx.db, repoId, ordinals, now - FAILURE_GROUP_WINDOW_MS, FAILURE_GROUPS_SHOWN),
+    runCountsOf(ctx.db, repoId, ordinals, windows),
+    failureGroupsOf(ctx.db, repoId, ordinals, windows.groupsSince, FAILURE_GROUPS_SHOWN),
   ]);
-  return rows.map((row) => {
-    const rates = counts.get(row.ordinal);
-    return {
-      ...unhealthyRecord(row, links),
-      most_common_failures: (groups.get(row.ordinal) ?? []).map((g) => ({
-        summary: g.summary,
-        occurrence_count: g.occurrences,
-        last_occurrence: new Date(g.last_at).toISOString(),
-      })),
-      failure_rate_last_7d: rate(rates?.since),
-      failure_rate_last_24h: rate(rates?.recent),
-    };
-  });
+  return rows.map((row) => withRollups(row, links, counts.get(row.ordinal), groups.get(row.ordinal) ?? []));
 }
 
 /**
- * A page of unhealthy tests, and a key that names this exact answer: the same key always comes
- * with the same answer (snapshot, position, page size, health version and link prefix fix it), so
- * the route can keep the answer's JSON instead of serializing it again.
+ * A page of unhealthy tests, as a key that names the exact answer and a way to make it: the
+ * repository's health_version, the page size, the link prefix and the page token (last: the only free
+ * text) fix it, so the route answers a kept key after one version lookup. A made answer holding tokens
+ * of a snapshot is reusable while a fresh one would give the same (while a first page may reuse the
+ * snapshot); a tampered or expired token is refused by `make`, and never kept.
  */
 export async function listUnhealthyTests(
   ctx: AppContext,
@@ -92,45 +134,46 @@ export async function listUnhealthyTests(
   body: Scoped & { page_query: PageQuery; status: 'FLAKY' | 'BROKEN' },
 ) {
   const { repository, links } = await scope(ctx, caller, body);
+  const now = ctx.now();
   const shared = recordLinks(links);
   const records = (rows: readonly lists.RecordRow[]) => rows.map((r) => unhealthyRecord(r, shared));
-  // Read once per request: a first page checks snapshot reuse with it, and the page cache keys on it.
-  let version: Promise<number> | undefined;
-  const versionNow = () => {
-    version ??= healthVersion(ctx.db, repository.id);
-    return version;
-  };
-  const { rows, page, at } = await snapshotPaginate(
-    ctx.db,
-    tokens,
-    ['unhealthy', repository.id, body.status],
-    body.page_query,
-    {
-      version: versionNow,
-      count: () => lists.countByStatus(ctx.db, repository.id, body.status),
-      firstPage: async (limit) =>
-        records(await lists.firstByStatus(ctx.db, repository.id, body.status, limit)),
-      fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
-      page: async (id, from, to) => {
-        const key = `${id}:${from}:${to}:${shared.testUrlPrefix}`;
-        return unhealthyPageCache(ctx.db).page(key, await versionNow(), async () =>
-          records(await lists.snapshotTestCases(ctx.db, id, from, to)),
-        );
+  // Read once per request: the key, snapshot reuse and the page cache all use it.
+  const version = await healthVersion(ctx.db, repository.id);
+  const { page_size: size, page_token: token } = body.page_query;
+  const key = [repository.id, body.status, size, version, shared.testUrlPrefix, token ?? ''].join('|');
+  const make = async () => {
+    const { rows, page, at } = await snapshotPaginate(
+      ctx.db,
+      tokens,
+      ['unhealthy', repository.id, body.status],
+      body.page_query,
+      {
+        version: async () => version,
+        count: () => lists.countByStatus(ctx.db, repository.id, body.status),
+        firstPage: async (limit) =>
+          records(await lists.firstByStatus(ctx.db, repository.id, body.status, limit)),
+        fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
+        page: (id, from, to) =>
+          unhealthyPageCache(ctx.db).page(`${id}:${from}:${to}:${shared.testUrlPrefix}`, version, async () =>
+            records(await lists.snapshotTestCases(ctx.db, id, from, to)),
+          ),
       },
-    },
-    ctx.now(),
-  );
-  const key = [
-    repository.id,
-    body.status,
-    body.page_query.page_size,
-    await versionNow(),
-    shared.testUrlPrefix,
-    at.s ?? 'live',
-    at.i,
-  ].join('|');
-  // A copy of the page's list (the records themselves may be shared with the page cache).
-  return { answer: { tests: [...rows], page }, key };
+      now,
+    );
+    // A copy of the page's list (the records themselves may be shared with the page cache).
+    return { value: { tests: [...rows], page }, until: await reusableUntil(ctx, at.s, now) };
+  };
+  return { key, now, make };
+}
+
+/**
+ * Until when an answer holding tokens of snapshot `id` (null: none) may be given again: as long as a
+ * first page may reuse the snapshot, so its tokens then have half an hour or more left.
+ */
+async function reusableUntil(ctx: AppContext, id: string | null, now: number): Promise<number> {
+  if (id === null) return Number.POSITIVE_INFINITY;
+  const snapshot = await findSnapshot(ctx.db, id);
+  return (snapshot === undefined ? now : Number(snapshot.created_at)) + SNAPSHOT_TTL_MS / 2;
 }
 
 /**
@@ -180,11 +223,26 @@ export async function findTest(
   return row;
 }
 
-export async function getTestDetails(ctx: AppContext, caller: Caller, body: Scoped & { test_id: string }) {
+/**
+ * get-test-details as a key naming the exact answer and a way to make it: the key holds the
+ * repository's read version (store/rollups.ts readVersion), read with the test row in parallel, and
+ * the hour the windows count from, so the route answers a kept key without reading the rollups.
+ */
+export async function testDetails(ctx: AppContext, caller: Caller, body: Scoped & { test_id: string }) {
   const { repository, links } = await scope(ctx, caller, body);
-  return {
-    test: await detailedRecord(ctx, await findTest(ctx, repository, body.test_id.toLowerCase()), links),
-  };
+  const now = ctx.now();
+  const testId = body.test_id.toLowerCase();
+  const [version, row] = await Promise.all([
+    readVersion(ctx.db, repository.id),
+    findTest(ctx, repository, testId),
+  ]);
+  const prefix = recordLinks(links).testUrlPrefix;
+  const key = [repository.id, version, hourOf(now), prefix, testId].join('|');
+  const make = async (): Promise<Made<{ test: DetailedRecord }>> => ({
+    value: { test: await detailedRecord(ctx, row, links, now) },
+    until: Number.POSITIVE_INFINITY,
+  });
+  return { key, now, make };
 }
 
 /** Loads rows by id and returns them in the order of the ids. */
@@ -216,6 +274,14 @@ function failingWindow(start: string, end: string): { start: number; end: number
   return { start: s, end: e };
 }
 
+/**
+ * list-failing-tests as a key naming the exact answer and a way to make it: the key holds the
+ * repository's read version, the hour the records' windows count from, the window, the page size and
+ * the page token (last: it is the only free text), so the route answers a kept key without grouping
+ * the failure rollups. A made answer holding tokens of a snapshot is reusable while a fresh one
+ * would give the same (while a first page may reuse the snapshot); a tampered or expired token is
+ * refused by `make`, and never kept.
+ */
 export async function listFailingTests(
   ctx: AppContext,
   caller: Caller,
@@ -224,22 +290,33 @@ export async function listFailingTests(
 ) {
   const { start, end } = failingWindow(body.start_time, body.end_time);
   const { repository, links } = await scope(ctx, caller, body);
-  const { rows, page } = await snapshotPaginate(
-    ctx.db,
-    tokens,
-    ['failing', repository.id, start, end],
-    body.page_query,
-    {
-      version: () => healthVersion(ctx.db, repository.id),
-      count: () => lists.countFailing(ctx.db, repository.id, start, end),
-      firstPage: async (limit) =>
-        inOrder(await lists.firstFailing(ctx.db, repository.id, start, end, limit), (ids) =>
-          lists.testCasesByIds(ctx.db, ids),
-        ),
-      fill: (db, id) => lists.fillFailing(db, id, repository.id, start, end),
-      page: (id, from, to) => lists.snapshotTestCases(ctx.db, id, from, to),
-    },
-    ctx.now(),
+  const now = ctx.now();
+  const version = await readVersion(ctx.db, repository.id);
+  const shared = recordLinks(links);
+  const { page_size: size, page_token: token } = body.page_query;
+  const key = [repository.id, version, hourOf(now), shared.testUrlPrefix, start, end, size, token ?? ''].join(
+    '|',
   );
-  return { tests: await detailedRecords(ctx, repository.id, rows, recordLinks(links)), page };
+  const make = async (): Promise<Made<{ tests: DetailedRecord[]; page: PageInfo }>> => {
+    const { rows, page, at } = await snapshotPaginate(
+      ctx.db,
+      tokens,
+      ['failing', repository.id, start, end],
+      body.page_query,
+      {
+        version: () => healthVersion(ctx.db, repository.id),
+        count: () => lists.countFailing(ctx.db, repository.id, start, end),
+        firstPage: async (limit) =>
+          inOrder(await lists.firstFailing(ctx.db, repository.id, start, end, limit), (ids) =>
+            lists.testCasesByIds(ctx.db, ids),
+          ),
+        fill: (db, id) => lists.fillFailing(db, id, repository.id, start, end),
+        page: (id, from, to) => lists.snapshotTestCases(ctx.db, id, from, to),
+      },
+      now,
+    );
+    const value = { tests: await detailedRecords(ctx, repository.id, rows, shared, now), page };
+    return { value, until: await reusableUntil(ctx, at.s, now) };
+  };
+  return { key, now, make };
 }
