@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely';
-import { chunked, insertMany, keyChunks, type Queryable, updateMany, yieldToEventLoop } from './db.ts';
+import { insertMany, keyChunks, type Queryable, updateMany, yieldToEventLoop } from './db.ts';
 import { reserveTestOrdinals } from './repos.ts';
 import type { TestCasesTable } from './schema.ts';
 
@@ -49,7 +49,7 @@ export interface UpsertedTests {
 
 /** Moves the tests' last_seen_at to `now` (ingestion does so when it is over SEEN_PRECISION_MS old). */
 export async function markSeen(db: Queryable, now: number, ids: readonly string[]): Promise<void> {
-  for (const part of chunked(ids)) {
+  for (const part of keyChunks(db, ids)) {
     await db.updateTable('test_cases').set({ last_seen_at: now }).where('id', 'in', part).execute();
   }
 }
@@ -60,7 +60,7 @@ export async function setOwners(
   changed: ReadonlyMap<string, readonly string[]>,
 ): Promise<void> {
   for (const [codeowners, ids] of changed) {
-    for (const part of chunked(ids)) {
+    for (const part of keyChunks(db, ids)) {
       await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
     }
   }
@@ -80,7 +80,7 @@ export async function upsertTestCases(db: Queryable, tests: UploadTests): Promis
   for (let i = 0; i < tests.ids.length; i++) indexOf.set(tests.ids[i] as string, i);
   const found = new Set<string>();
   const lookUp = async (ids: readonly string[]) => {
-    for (const part of chunked(ids)) {
+    for (const part of keyChunks(db, ids)) {
       for (const r of await db
         .selectFrom('test_cases')
         .select(SEEN_COLUMNS)
