@@ -16,6 +16,7 @@ import { pathSegments, repoTargets } from './paths.ts';
  *   /prs/{n}] | /pulls/{n}]` and `POST …/tests/{id}/quarantine | flag`
  *   or `…/settings` / `…/queues/{branch}/settings` (web/paths.ts, repoTargets).
  * - `GET /{org}/flaky-tests/test/{id}`: the link trunk-analytics-cli prints for a test.
+ * - `GET` or `POST /{org}/webhooks` (list, create) and `POST /{org}/webhooks/{id}/delete`.
  *
  * HEAD is asked as GET. `/`, `/login`, `/logout` and `/assets/app.css` are routes of their own.
  */
@@ -36,5 +37,9 @@ export function isDashboardPage(method: string, rawUrl: string): boolean {
     );
   }
   if (section === 'flaky-tests') return read && rest.length === 2 && rest[0] === 'test';
+  if (section === 'webhooks') {
+    if (rest.length === 0) return read || method === 'POST';
+    return method === 'POST' && rest.length === 2 && rest[1] === 'delete';
+  }
   return false;
 }

@@ -19,6 +19,9 @@ export const paths = {
   allTests: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/tests`,
   settings: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/settings`,
   queueSettings: (org: string, repo: RepoRef, branch: string) => `${paths.queue(org, repo, branch)}/settings`,
+  webhooks: (org: string) => `/${encodeURIComponent(org)}/webhooks`,
+  deleteWebhook: (org: string, id: string) =>
+    `/${encodeURIComponent(org)}/webhooks/${encodeURIComponent(id)}/delete`,
 };
 
 /** What a path under /{org}/repos/ names, once the repository part is known. */

@@ -18,6 +18,7 @@ export const QUEUE_NUMBERS = [
   'pendingFailureDepth',
   'batchingMaxWaitTimeMinutes',
   'batchingMinSize',
+  'batchingMaxSize',
 ] as const;
 export const QUEUE_BOOLEANS = [
   'canOptimisticallyMerge',

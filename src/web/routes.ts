@@ -16,13 +16,24 @@ import {
 } from '../app/health/manage.ts';
 import { getQueue, updateQueue } from '../app/queue/queues.ts';
 import { findRepository } from '../app/repositories.ts';
+import { createWebhook, deleteWebhook, listWebhooks } from '../app/webhooks-out/endpoints.ts';
 import { AppError } from '../domain/errors.ts';
 import type { RouteDeps } from '../http/types.ts';
 import { isDashboardPage } from './pages.ts';
 import { pathSegments, paths, type RepoTarget, repoTargets } from './paths.ts';
 import { QUEUE_CHOICES, queueFieldOf, queueFormValues, queuePatchFromForm } from './queue-settings-form.ts';
 import { readCookie, SESSION_COOKIE, Sessions } from './session.ts';
-import { fieldOf, formValues, patchFromForm } from './settings-form.ts';
+import {
+  ADD_ACTIONS,
+  addFieldOf,
+  addMonitorPatch,
+  fieldOf,
+  formValues,
+  type MonitorKind,
+  newMonitorValues,
+  newPrefix as newPrefixOf,
+  patchFromForm,
+} from './settings-form.ts';
 import { allTestsView } from './views/all-tests.ts';
 import { failingView } from './views/failing.ts';
 import type { Viewer } from './views/layout.ts';
@@ -33,6 +44,8 @@ import { repoView } from './views/repo.ts';
 import { settingsView } from './views/settings.ts';
 import { errorView, loginView, notFoundView } from './views/simple.ts';
 import { testView } from './views/test.ts';
+import { webhooksView } from './views/webhooks.ts';
+import { webhookFromForm } from './webhooks-form.ts';
 
 const CSS = readFileSync(new URL('./assets/app.css', import.meta.url));
 const CSS_ETAG = `"${createHash('sha256').update(CSS).digest('base64url').slice(0, 16)}"`;
@@ -221,17 +234,27 @@ export async function registerDashboard(
   ) => {
     const scope = { repo, org_url_slug: s.caller.orgSlug };
     const { settings } = await getSettings(ctx, s.caller, scope);
+    const action = form['_action'] ?? 'save';
+    const adding: MonitorKind | undefined = ADD_ACTIONS[action as keyof typeof ADD_ACTIONS];
     try {
-      await updateSettings(ctx, s.caller, { ...scope, settings: patchFromForm(settings, form) });
+      const patch =
+        adding === undefined ? patchFromForm(settings, form) : addMonitorPatch(settings, adding, form);
+      await updateSettings(ctx, s.caller, { ...scope, settings: patch });
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'VALIDATION_FAILED')) throw error;
-      const values = formValues(settings);
-      for (const key of Object.keys(values)) values[key] = form[key] ?? '';
+      const values = { ...formValues(settings), ...newMonitorValues() };
+      // Only the form that was posted comes back as typed; the other keeps its values.
+      for (const key of Object.keys(values)) {
+        const posted =
+          adding === undefined ? !key.startsWith('new_') : key.startsWith(`${newPrefixOf(adding)}.`);
+        if (posted) values[key] = form[key] ?? '';
+      }
       const errors = new Map<string, string[]>();
       const details = error.details ?? [{ path: '', expected: '', message: error.message }];
       for (const d of details) {
-        const field = fieldOf(d);
-        const key = field in values ? field : '';
+        const field =
+          adding === undefined ? fieldOf(d) : addFieldOf(d, adding, settings.monitors[adding].length);
+        const key = field in values ? field : adding === undefined ? '' : `${newPrefixOf(adding)}.`;
         errors.set(key, [...(errors.get(key) ?? []), d.message]);
       }
       const repository = await findRepository(ctx.db, s.caller, repo);
@@ -241,7 +264,8 @@ export async function registerDashboard(
         settingsView(CSS_HREF, s.viewer, { repository, settings, values, errors, saved: false }),
       );
     }
-    return reply.redirect(`${request.url.split('?')[0] ?? ''}?updated=settings`, 303);
+    const updated = adding === undefined ? 'settings' : 'monitor-added';
+    return reply.redirect(`${request.url.split('?')[0] ?? ''}?updated=${updated}`, 303);
   };
 
   /** A queue's settings form, as saved or as posted with the API's messages beside their fields. */
@@ -410,6 +434,57 @@ export async function registerDashboard(
       ),
     );
 
+    web.get(
+      '/:org/webhooks',
+      page,
+      orgPage(async (s, request, reply) => {
+        const deleted = text((request.query as Form)['updated'], 20) === 'deleted';
+        const webhooks = await listWebhooks(ctx, s.caller);
+        return sendPage(reply, 200, webhooksView(CSS_HREF, s.viewer, { webhooks, deleted }));
+      }),
+    );
+
+    // Added through the API's schema and use case; the answer is the page itself, the one place
+    // the secret is ever shown (no-store, like every page), not a redirect that would lose it.
+    web.post(
+      '/:org/webhooks',
+      page,
+      orgPage(async (s, request, reply) => {
+        const form = (request.body ?? {}) as Form;
+        if (!sameOrigin(request) || !sessions.checkCsrf(s.cookie, form['_csrf'])) return forbidden(reply, s);
+        try {
+          const created = await createWebhook(ctx, s.caller, webhookFromForm(form));
+          const webhooks = await listWebhooks(ctx, s.caller);
+          return sendPage(reply, 200, webhooksView(CSS_HREF, s.viewer, { webhooks, created }));
+        } catch (error) {
+          if (!(error instanceof AppError && error.status === 400)) throw error;
+          const errors = (error.details ?? []).map((d) => d.message);
+          const webhooks = await listWebhooks(ctx, s.caller);
+          return sendPage(
+            reply,
+            400,
+            webhooksView(CSS_HREF, s.viewer, {
+              webhooks,
+              form,
+              errors: errors.length > 0 ? errors : [error.message],
+            }),
+          );
+        }
+      }),
+    );
+
+    web.post(
+      '/:org/webhooks/:id/delete',
+      page,
+      orgPage(async (s, request, reply) => {
+        const form = (request.body ?? {}) as Form;
+        if (!sameOrigin(request) || !sessions.checkCsrf(s.cookie, form['_csrf'])) return forbidden(reply, s);
+        const { id } = request.params as { id: string };
+        await deleteWebhook(ctx, s.caller, id);
+        return reply.redirect(`${paths.webhooks(s.caller.orgSlug)}?updated=deleted`, 303);
+      }),
+    );
+
     // The link the analytics CLI prints for a failed test (its url_for_test_case): on to the test's page.
     web.get(
       '/:org/flaky-tests/test/:id',
@@ -461,14 +536,15 @@ export async function registerDashboard(
             const scope = { repo, org_url_slug: s.caller.orgSlug };
             const { settings } = await getSettings(ctx, s.caller, scope);
             const repository = await findRepository(ctx.db, s.caller, repo);
-            const saved = text(query['updated'], 20) === 'settings';
+            const updated = text(query['updated'], 20);
+            const saved = updated === 'settings' || updated === 'monitor-added' ? updated : false;
             return sendPage(
               reply,
               200,
               settingsView(CSS_HREF, s.viewer, {
                 repository,
                 settings,
-                values: formValues(settings),
+                values: { ...formValues(settings), ...newMonitorValues() },
                 errors: new Map(),
                 saved,
               }),

@@ -84,8 +84,9 @@ function checkPatch(settings: unknown): SettingsPatch {
 /**
  * The update-repository-settings patch a posted form asks for, checked by the API's schema (400
  * VALIDATION_FAILED with the API's details). The monitors' ids, names and detection types are the
- * current ones: the form edits monitors, it does not add or remove them; a form built for another
- * list of monitors (changed meanwhile) is refused (409).
+ * current ones; a monitor whose "remove" box is ticked is left out of the list (removed), and new
+ * ones are added by their own form (addMonitorPatch). A form built for another list of monitors
+ * (changed meanwhile) is refused (409).
  */
 export function patchFromForm(
   current: SettingsRecord,
@@ -122,8 +123,9 @@ export function patchFromForm(
         recovery_days: num(f('monitors.pass_on_retry.recovery_days')),
         branches: branchList(f('monitors.pass_on_retry.branches')),
       },
-      failure_rate: current.monitors.failure_rate.map((m, i) => {
+      failure_rate: current.monitors.failure_rate.flatMap((m, i) => {
         const p = `monitors.failure_rate.${i}`;
+        if (checked(`${p}.remove`)) return [];
         const stale = (f(`${p}.stale_timeout_hours`) ?? '').trim();
         return {
           id: m.id,
@@ -138,8 +140,9 @@ export function patchFromForm(
           branches: branchList(f(`${p}.branches`)),
         };
       }),
-      failure_count: current.monitors.failure_count.map((m, i) => {
+      failure_count: current.monitors.failure_count.flatMap((m, i) => {
         const p = `monitors.failure_count.${i}`;
+        if (checked(`${p}.remove`)) return [];
         return {
           id: m.id,
           name: m.name,
@@ -162,4 +165,90 @@ export function fieldOf(detail: ErrorDetail): string {
     .replace(/^\$\.settings\.?/, '')
     .replace(/\[(\d+)\]/g, '.$1')
     .replace(/^(monitors\.\w+\.\d+\.branches|monitors\.pass_on_retry\.branches)\.\d+$/, '$1');
+}
+
+/** The two kinds of monitor the dashboard can add, by the `_action` of their form. */
+export const ADD_ACTIONS = { add_failure_rate: 'failure_rate', add_failure_count: 'failure_count' } as const;
+export type MonitorKind = (typeof ADD_ACTIONS)[keyof typeof ADD_ACTIONS];
+
+/** The add form's field prefix for a kind of monitor. */
+export const newPrefix = (kind: MonitorKind) => (kind === 'failure_rate' ? 'new_rate' : 'new_count');
+
+/** The add forms' fields, filled with a usable monitor (the API has no defaults for these). */
+export function newMonitorValues(): FormValues {
+  return {
+    'new_rate.id': '',
+    'new_rate.name': '',
+    'new_rate.detection_type': 'flaky',
+    'new_rate.activation_threshold': '0.3',
+    'new_rate.resolution_threshold': '0.1',
+    'new_rate.window_hours': '168',
+    'new_rate.min_sample_size': '10',
+    'new_rate.stale_timeout_hours': '',
+    'new_rate.branches': 'main',
+    'new_count.id': '',
+    'new_count.name': '',
+    'new_count.detection_type': 'broken',
+    'new_count.failure_count': '4',
+    'new_count.window_hours': '1',
+    'new_count.resolution_timeout_hours': '24',
+    'new_count.branches': 'main',
+  };
+}
+
+/** The current monitors of a kind as update-repository-settings takes them back unchanged. */
+function currentMonitors(current: SettingsRecord) {
+  return {
+    failure_rate: [...current.monitors.failure_rate],
+    failure_count: [...current.monitors.failure_count],
+  };
+}
+
+/**
+ * The update-repository-settings patch that adds one monitor (the add form's fields) after the current
+ * ones of its kind, checked by the API's schema; the use case then checks the policy (unique ids…).
+ */
+export function addMonitorPatch(
+  current: SettingsRecord,
+  kind: MonitorKind,
+  form: Record<string, string | undefined>,
+): SettingsPatch {
+  const p = newPrefix(kind);
+  const f = (k: string) => form[`${p}.${k}`];
+  const common = {
+    id: (f('id') ?? '').trim(),
+    name: (f('name') ?? '').trim(),
+    detection_type: f('detection_type') ?? '',
+    enabled: true,
+    branches: branchList(f('branches')),
+  };
+  const stale = (f('stale_timeout_hours') ?? '').trim();
+  const monitor =
+    kind === 'failure_rate'
+      ? {
+          ...common,
+          activation_threshold: num(f('activation_threshold')),
+          resolution_threshold: num(f('resolution_threshold')),
+          window_hours: num(f('window_hours')),
+          min_sample_size: num(f('min_sample_size')),
+          stale_timeout_hours: stale === '' ? null : num(stale),
+        }
+      : {
+          ...common,
+          failure_count: num(f('failure_count')),
+          window_hours: num(f('window_hours')),
+          resolution_timeout_hours: num(f('resolution_timeout_hours')),
+        };
+  const monitors = currentMonitors(current);
+  return checkPatch({ monitors: { ...monitors, [kind]: [...monitors[kind], monitor] } });
+}
+
+/**
+ * The add form's field a detail names: the new monitor is the last of its kind
+ * (`$.settings.monitors.failure_count[2].window_hours` → `new_count.window_hours`); '' for the others.
+ */
+export function addFieldOf(detail: ErrorDetail, kind: MonitorKind, index: number): string {
+  const m = fieldOf(detail).match(/^monitors\.(\w+)\.(\d+)\.(\w+)$/);
+  if (m === null || m[1] !== kind || Number(m[2]) !== index) return '';
+  return `${newPrefix(kind)}.${m[3]}`;
 }

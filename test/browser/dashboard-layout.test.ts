@@ -5,9 +5,8 @@
 // settings form, at 1280 px and 390 px: no word sticks out of its table cell (no cell is narrower than
 // its longest word allows), no table is wider than its box at 1280 px, the Status column keeps its
 // room, and the page is never wider than the screen. The settings form is also used as a person
-// would, without scripts. Screenshots go to .test-results/screenshots/layout-*.png.
+// would, without scripts. Screenshots go to the artifacts' screenshots/layout-*.png (support.ts).
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,70 +14,13 @@ import { loadConfig } from '../../src/config.ts';
 import { type Server, startServer } from '../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { junitXml, multipart } from '../support/upload.ts';
+import { CHROMIUM, freePort, MEASURE, type Measure, SCREENSHOTS, SKIP_REASON } from './support.ts';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-const SKIP_REASON =
-  'browser tests skipped: no Chromium executable at /usr/bin/chromium (apt-get install chromium)';
-const SCREENSHOTS = path.resolve(import.meta.dirname, '../../.test-results/screenshots');
 const TOKEN = 'ml_browser_layout_token_0123456789abcdef';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const BASE = '/acme/repos/github.com/acme/web';
 const LONG_CLASS =
   'com.example.payments.integration.checkout.RefundWorkflowEndToEndSpecificationWithRetriesAndIdempotencyKeysAcrossRegions';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Run in the page: every word of every table cell that sticks out of the cell's content box (the
- * cell is narrower than that word allows), every table wider than its scrolling box, and the width
- * of each Status cell.
- */
-const MEASURE = `(() => {
-  const out = { words: [], tables: [], status: [] };
-  for (const cell of document.querySelectorAll('main td, main th')) {
-    const box = cell.getBoundingClientRect();
-    const cs = getComputedStyle(cell);
-    const left = box.left + parseFloat(cs.paddingLeft) - 1;
-    const right = box.right - parseFloat(cs.paddingRight) + 1;
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      for (const m of node.textContent.matchAll(/\\S+/g)) {
-        const range = document.createRange();
-        range.setStart(node, m.index);
-        range.setEnd(node, m.index + m[0].length);
-        for (const r of range.getClientRects()) {
-          if (r.width > 0 && (r.left < left || r.right > right)) {
-            out.words.push(m[0] + ' (' + Math.round(r.width) + ' px) in a cell of ' + Math.round(right - left) + ' px');
-            break;
-          }
-        }
-      }
-    }
-    if (cell.matches('td[data-label="Status"]')) out.status.push(Math.round(box.width));
-  }
-  for (const wrap of document.querySelectorAll('main .table-wrap')) {
-    if (wrap.scrollWidth > wrap.clientWidth + 1) out.tables.push(wrap.scrollWidth + ' > ' + wrap.clientWidth);
-  }
-  out.overflow = document.documentElement.scrollWidth - window.innerWidth;
-  return out;
-})()`;
-
-interface Measure {
-  words: string[];
-  tables: string[];
-  status: number[];
-  overflow: number;
-}
 
 describe('dashboard tables in a browser', () => {
   let db: TestDatabase | undefined;
@@ -160,7 +102,7 @@ describe('dashboard tables in a browser', () => {
     await page.getByLabel('API token').fill(TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${url}/acme`);
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -1,10 +1,10 @@
 // The dashboard in a real browser (Chromium through playwright-core) against a real server on
-// loopback, with data seeded only through the HTTP API. Screenshots of every page go to
-// .test-results/screenshots/. Without a Chromium executable the tests are skipped, except under CI
+// loopback, with data seeded only through the HTTP API. Screenshots of every page at 1280 and 390 px
+// go to ${MAINLINE_ARTIFACTS_DIR:-artifacts}/screenshots/ (support.ts), where every table cell is
+// also checked to be no narrower than its longest word. Without a Chromium executable the tests are skipped, except under CI
 // (CI set), where they fail: CI must run them (.ci/run installs Chromium).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -13,27 +13,12 @@ import { loadConfig } from '../../src/config.ts';
 import { type Server, startServer } from '../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { junitXml, multipart } from '../support/upload.ts';
+import { CHROMIUM, freePort, MEASURE, type Measure, SCREENSHOTS, SKIP_REASON } from './support.ts';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-const SKIP_REASON =
-  'browser tests skipped: no Chromium executable at /usr/bin/chromium (apt-get install chromium)';
-const SCREENSHOTS = path.resolve(import.meta.dirname, '../../.test-results/screenshots');
 const TOKEN = 'ml_browser_test_token_0123456789abcdef';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const SCOPE = { repo: REPO, org_url_slug: 'acme' };
 const BASE = '/acme/repos/github.com/acme/web';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const gitEnv = {
   PATH: process.env['PATH'],
@@ -204,6 +189,7 @@ describe('the dashboard in a browser', () => {
         MAINLINE_QUEUE_POLL_MS: '100',
         MAINLINE_HEALTH_SWEEP_SECONDS: '0',
         MAINLINE_WEBHOOK_POLL_MS: '0',
+        MAINLINE_WEBHOOK_ALLOW_PRIVATE: '1',
         MAINLINE_BOOTSTRAP_ORG: 'acme',
         MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
       }),
@@ -228,7 +214,7 @@ describe('the dashboard in a browser', () => {
     await seedQueue();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -260,7 +246,7 @@ describe('the dashboard in a browser', () => {
     expect(session?.sameSite).toBe('Lax');
     expect(session?.value).not.toContain(TOKEN);
     const flaky = page.getByRole('img', {
-      name: /^Flaky tests per day in github\.com\/acme\/web: .*2 \(oldest to newest\)$/,
+      name: /^Flaky tests per day in github\.com\/acme\/web: .*2 \(oldest to newest\); scaled from 0 \(bottom\) to its own highest value, 2 \(top\)$/,
     });
     expect(await flaky.count()).toBe(1);
     await shot('overview');
@@ -411,6 +397,70 @@ describe('the dashboard in a browser', () => {
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   });
+
+  it('shows every page at 1280 and 390 px with room in every table cell for its longest word', async () => {
+    const listed = await api('flaky-tests/list-unhealthy-tests', {
+      ...SCOPE,
+      status: 'FLAKY',
+      page_query: { page_size: 10 },
+    });
+    const testUrl = new URL(listed.tests[0].html_url).pathname;
+    await api('webhooks/create', {
+      url: 'http://127.0.0.1:9/hooks/mainline/a-rather-long-path-to-a-chat-integration-endpoint?channel=ci-alerts',
+      events: ['test.quarantined', 'pull_request.failed'],
+      description: 'Chat alerts',
+    });
+    await page.goto(`${url}${BASE}/queues/main`);
+    const runHref = await page.locator('a.run-id').first().getAttribute('href');
+    expect(runHref).toMatch(/\/runs\//);
+    const pages = [
+      ['overview', '/acme'],
+      ['repo', BASE],
+      ['repo-quarantined', `${BASE}?show=quarantined`],
+      ['failing', `${BASE}/failing?window=7d`],
+      ['all-tests', `${BASE}/tests`],
+      ['settings', `${BASE}/settings`],
+      ['test', testUrl],
+      ['queue', `${BASE}/queues/main`],
+      ['queue-settings', `${BASE}/queues/main/settings`],
+      ['run', runHref ?? ''],
+      ['pr', `${BASE}/queues/main/prs/1`],
+      ['pull', `${BASE}/pulls/1`],
+      ['webhooks', '/acme/webhooks'],
+      ['not-found', '/acme/repos/github.com/acme/nothing-here'],
+    ] as const;
+    const signedOut = await browser!.newPage();
+    try {
+      for (const [width, height] of [
+        [1280, 900],
+        [390, 844],
+      ] as const) {
+        await page.setViewportSize({ width, height });
+        await signedOut.setViewportSize({ width, height });
+        for (const [name, target, on] of [
+          ...pages.map(([n, t]) => [n, t, page] as const),
+          ['login', '/login', signedOut] as const,
+        ]) {
+          const res = await on.goto(`${url}${target}`);
+          expect(res?.status(), name).toBe(name === 'not-found' ? 404 : 200);
+          expect(await on.locator('main h1').count(), name).toBe(1);
+          const m = (await on.evaluate(MEASURE)) as Measure;
+          await on.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+          expect(m.words, `${name} at ${width} px: words sticking out of their cells`).toEqual([]);
+          expect(m.overflow, `${name} at ${width} px: page wider than the screen`).toBeLessThanOrEqual(1);
+          if (width >= 1280)
+            expect(m.tables, `${name} at ${width} px: tables wider than their box`).toEqual([]);
+        }
+      }
+    } finally {
+      await signedOut.close();
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+    for (const name of [...pages.map(([n]) => n), 'login']) {
+      for (const width of [1280, 390])
+        expect(fs.existsSync(path.join(SCREENSHOTS, `${name}-${width}.png`))).toBe(true);
+    }
+  }, 300_000);
 
   it('signs out', async () => {
     await page.goto(`${url}/acme`);

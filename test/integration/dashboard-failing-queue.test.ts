@@ -223,10 +223,9 @@ describe('the queue page leads with the queue', () => {
   });
 
   it('run page: a PR the run depended on that has merged since says so, with the full run id', async () => {
-    const state = JSON.parse(
-      (await s.t.db.database.db.selectFrom('merge_queues').select('state').executeTakeFirstOrThrow()).state,
-    ) as { runs: Record<string, { id: string; tested: number[]; dependsOn: number[] }> };
-    const run = Object.values(state.runs).find((r) => r.tested.includes(2));
+    const rows = await s.t.db.database.db.selectFrom('queue_runs').select('data').execute();
+    const runs = rows.map((r) => JSON.parse(r.data) as { id: string; tested: number[]; dependsOn: number[] });
+    const run = runs.find((r) => r.tested.includes(2));
     expect(run?.dependsOn).toEqual([1]);
     const res = await get(s.t, `${base}/queues/main/runs/${encodeURIComponent(run?.id ?? '')}`, cookie);
     expect(res.statusCode).toBe(200);

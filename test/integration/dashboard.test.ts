@@ -234,24 +234,31 @@ describe('the web dashboard', () => {
     }
   });
 
-  it('overview: each repository with tests tracked, flaky/broken counts, a 14-day trend and uploads per day', async () => {
+  it('overview: each repository with its unhealthy, failing and tracked tests, a 14-day trend and uploads per day', async () => {
     const res = await get(t, '/acme', cookie);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.body).toContain('<h1>Repositories</h1>');
     expect(res.body).toContain(`href="${repoPath}"`);
     expect(res.body).not.toContain('globex');
-    // Tests tracked: the two flaky ones, test_broken and test_fine.
-    expect(res.body).toContain('<td class="num" data-label="Tests tracked">4</td>');
-    // Two days ago one test was flaky, today two: the line says so day by day.
+    // The name may break after a "/" only.
+    expect(res.body).toContain(`<a href="${repoPath}">github.com/<wbr>acme/<wbr>web</a>`);
+    // Unhealthy now: two flaky, one broken; tests tracked: those and test_fine.
+    expect(res.body).toContain(`<dt>Unhealthy</dt><dd><a href="${repoPath}">3</a></dd>`);
+    expect(res.body).toContain(`<dt>Broken</dt><dd><a href="${repoPath}?show=broken">1</a></dd>`);
+    expect(res.body).toContain(`<dt>Tests tracked</dt><dd><a href="${repoPath}/tests">4</a></dd>`);
+    expect(res.body).toMatch(
+      new RegExp(`<dt>Failing in 24 h</dt><dd><a href="${repoPath}/failing">\\d+</a></dd>`),
+    );
+    // Two days ago one test was flaky, today two: the line says so day by day, and its scale.
     expect(res.body).toContain(
-      'aria-label="Flaky tests per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2 (oldest to newest)"',
+      'aria-label="Flaky tests per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2 (oldest to newest); scaled from 0 (bottom) to its own highest value, 2 (top)"',
     );
     expect(res.body).toContain(
       'Broken tests per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1',
     );
     expect(res.body).toContain(
-      'Uploads per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 5',
+      'Uploads per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 5 (oldest to newest); scaled to the highest, 5',
     );
     // Cached: the same figures from the stored days, and the past days are final once read after they ended.
     expect((await get(t, '/acme', cookie)).body).toBe(res.body);

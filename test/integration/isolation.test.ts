@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../../src/web/paths.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { storedQueueState } from '../support/queue-rows.ts';
 import { listRoutes, openApiOperations, routeKey } from '../support/routes.ts';
 import { seedTenants, snapshotTenant, type Tenants, tenantBundle } from '../support/seed.ts';
 import { junitXml, multipart } from '../support/upload.ts';
@@ -789,6 +790,35 @@ const CASES: Record<string, Case> = {
       ];
     }),
   },
+  'POST /:org/webhooks': {
+    auth: 'session',
+    probes: [
+      {
+        what: 'B adds a webhook to A’s org from the dashboard',
+        phase: 'foreign',
+        expect: 404,
+        request: (s) =>
+          postForm(`/${s.a.slug}/webhooks`, { url: 'http://127.0.0.1:9/b', events: 'test.quarantined' }),
+      },
+    ],
+  },
+  'POST /:org/webhooks/:id/delete': {
+    auth: 'session',
+    probes: [
+      {
+        what: 'B deletes A’s webhook under A’s org',
+        phase: 'foreign',
+        expect: 404,
+        request: (s) => postForm(`/${s.a.slug}/webhooks/${s.a.webhookId}/delete`, {}),
+      },
+      {
+        what: 'B deletes A’s webhook under its own org',
+        phase: 'foreign',
+        expect: 404,
+        request: (s) => postForm(`/${s.b.slug}/webhooks/${s.a.webhookId}/delete`, {}),
+      },
+    ],
+  },
   'POST /login': {
     auth: 'public',
     probes: [
@@ -825,6 +855,8 @@ const EXEMPT: Record<string, string> = {
     'uploader telemetry: no token, read and discarded, stores nothing',
   'POST /webhooks/github':
     'GitHub deliveries, authenticated by the installation’s webhook secret (HMAC), not by an org token; covered by the GitHub tests',
+  'POST /webhooks/gitlab':
+    'GitLab deliveries, authenticated by the webhook’s secret token, routed to the organization granted the namespace; covered by gitlab-webhook.test.ts',
 };
 
 /** Swagger UI's pages and assets. */
@@ -1099,12 +1131,10 @@ describe('the plain-git forge keeps organizations’ repositories apart', () => 
         .selectFrom('merge_queues as q')
         .innerJoin('repositories as r', 'r.id', 'q.repo_id')
         .innerJoin('organizations as o', 'o.id', 'r.org_id')
-        .select('q.state')
+        .select('q.id')
         .where('o.slug', '=', 'globex')
         .executeTakeFirstOrThrow();
-      const runs = Object.values(
-        (JSON.parse(queue.state) as { runs: Record<string, { testBranchSha: string | null }> }).runs,
-      );
+      const runs = Object.values((await storedQueueState(s.t.db.database.db, queue.id)).runs);
       for (const run of runs) {
         if (run.testBranchSha === null) continue;
         await asB('/v1/git/reportStatus', {

@@ -1,4 +1,4 @@
-import { listQueuedPrs, queueStateName } from '../../domain/queue/index.ts';
+import { listQueuedPrs, type QueueState, queueStateName } from '../../domain/queue/index.ts';
 import {
   countTestCases,
   DAY_MS,
@@ -10,13 +10,16 @@ import {
   transitionsSince,
   uploadsPerDay,
 } from '../../store/dashboard.ts';
+import { countArchivedSince } from '../../store/queue-charts.ts';
 import { listQueues } from '../../store/queues.ts';
 import { listRepos } from '../../store/repos.ts';
+import { countFailing } from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
-import { loadState } from '../queue/apply.ts';
+import { queueStateOf } from '../queue/apply.ts';
 import type { Repository } from '../repositories.ts';
 import { type DayFigures, figuresAt } from './trend.ts';
 
+const HOUR_MS = 3_600_000;
 /** Days shown by the overview's trends, today included. */
 export const TREND_DAYS = 14;
 /** Today's figures (and the tests tracked) are recomputed at most this often per repository. */
@@ -39,6 +42,8 @@ export interface QueueSummary {
   readonly branch: string;
   readonly state: string;
   readonly depth: number;
+  /** PRs merged in the last 24 hours. */
+  readonly merged24h: number;
 }
 
 export interface RepoOverview {
@@ -48,7 +53,19 @@ export interface RepoOverview {
   /** Oldest first; the last one is today. */
   readonly days: DayPoint[];
   readonly lastUploadAt: number | null;
+  /** Tests that failed in the last 24 hours (whole hours, as the failing-tests page counts). */
+  readonly failing24h: number;
   readonly queues: QueueSummary[];
+}
+
+/**
+ * PRs merged since `since`: the live state's, plus the archived ones (an entry is archived shortly
+ * after it ends, so one archived since then ended about then or later).
+ */
+async function mergedSince(ctx: AppContext, queueId: string, state: QueueState, since: number) {
+  const live = Object.values(state.prs).filter((e) => e.state === 'merged' && e.stateChangedAt >= since);
+  const ids = new Set(live.map((e) => e.id));
+  return ids.size + (await countArchivedSince(ctx.db, queueId, 'merged', since));
 }
 
 export const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
@@ -118,6 +135,7 @@ export async function organizationOverview(ctx: AppContext, caller: Caller): Pro
   const cached = await repoDays(ctx.db, ids, dayStart(now) - (TREND_DAYS - 1) * DAY_MS);
   const queues = await listQueues(ctx.db, ids);
   const out: RepoOverview[] = [];
+  const since = now - DAY_MS;
   for (const repository of repos) {
     const { days, tests } = await repositoryDays(
       ctx,
@@ -132,12 +150,20 @@ export async function organizationOverview(ctx: AppContext, caller: Caller): Pro
       now: { flaky: last?.flaky ?? 0, broken: last?.broken ?? 0, quarantined: last?.quarantined ?? 0 },
       days,
       lastUploadAt: await lastUploadAt(ctx.db, repository.id),
-      queues: queues
-        .filter((q) => q.repo_id === repository.id)
-        .map((q) => {
-          const { state } = loadState(q);
-          return { branch: q.branch, state: queueStateName(state), depth: listQueuedPrs(state).length };
-        }),
+      failing24h: await countFailing(ctx.db, repository.id, since, now + HOUR_MS),
+      queues: await Promise.all(
+        queues
+          .filter((q) => q.repo_id === repository.id)
+          .map(async (q) => {
+            const state = await queueStateOf(ctx.db, q);
+            return {
+              branch: q.branch,
+              state: queueStateName(state),
+              depth: listQueuedPrs(state).length,
+              merged24h: await mergedSince(ctx, q.id, state, since),
+            };
+          }),
+      ),
     });
   }
   return out;

@@ -14,12 +14,14 @@ import { listQueues } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { assertForgeGranted } from '../forge-grants.ts';
 import type { Forge } from '../ports.ts';
+import { queueStateOf } from '../queue/apply.ts';
 import { flakeProtectionOf } from '../queue/flake-judge.ts';
 import { getSubmittedPullRequest } from '../queue/prs.ts';
 import { findQueueOf } from '../queue/queues.ts';
 import { testingDetails } from '../queue/reads.ts';
 import { queueConfigRecord } from '../queue/records.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
+import { type QueueCharts, queueCharts } from './queue-charts.ts';
 
 const RECENT = 25;
 
@@ -37,6 +39,8 @@ export interface QueuePage {
   readonly targetHead: string;
   /** Whether the repository's queue acts on GitHub, or on the plain-git forge (src/forge/router.ts). */
   readonly onGitHub: boolean;
+  /** Merged per hour, time in queue, failures and flakes over the last hours. */
+  readonly charts: QueueCharts;
 }
 
 /** The forge the queue of this repository acts on, by the same rule as the forge router. */
@@ -88,6 +92,7 @@ export async function queuePage(
     runs,
     targetHead: state.targetHead,
     onGitHub: isOnGitHub(ctx, ref),
+    charts: await queueCharts(ctx, queue.row.id, state, ctx.now()),
   };
 }
 
@@ -152,7 +157,7 @@ export async function pullPage(
   const pull = await findPullRequest(ctx.db, repository.id, prNumber);
   const submissions: { branch: string; entry: PrEntry }[] = [];
   for (const q of await listQueues(ctx.db, [repository.id])) {
-    const state = JSON.parse(q.state) as Parameters<typeof getPrRecord>[0];
+    const state = await queueStateOf(ctx.db, q);
     const entry = getPrRecord(state, prNumber) ?? (await archivedPr(ctx.db, q.id, prNumber));
     if (entry !== undefined) submissions.push({ branch: q.branch, entry });
   }

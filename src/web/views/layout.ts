@@ -40,6 +40,7 @@ function header(viewer: Viewer | undefined): Html {
   return html`<header class="top"><nav aria-label="Site">
 <a class="brand" href="${paths.org(viewer.orgSlug)}">Mainline</a>
 <a href="${paths.org(viewer.orgSlug)}">Repositories</a>
+<a href="${paths.webhooks(viewer.orgSlug)}">Webhooks</a>
 <span class="who">Organization <strong>${viewer.orgSlug}</strong> · token “${viewer.tokenName}”</span>
 <form method="post" action="/logout">${csrfField(viewer)}<button type="submit">Sign out</button></form>
 </nav></header>`;

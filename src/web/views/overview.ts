@@ -1,54 +1,87 @@
 import type { RepoOverview } from '../../app/dashboard/overview.ts';
 import { miniBars, sparkline } from '../charts.ts';
 import { badge, plural, shortDay, time } from '../format.ts';
-import { html } from '../html.ts';
+import { type Html, html, join } from '../html.ts';
 import { paths } from '../paths.ts';
 import { page, type Viewer } from './layout.ts';
 
 const fullName = (r: { host: string; owner: string; name: string }) => `${r.host}/${r.owner}/${r.name}`;
 
-/** The organization's repositories: test health now and over 14 days, uploads per day, merge queues. */
+/** A repository's full name that may break after each "/" but never inside a segment. */
+function breakableName(name: string): Html {
+  return join(
+    name.split('/').map((part, i, all) => (i < all.length - 1 ? html`${part}/` : html`${part}`)),
+    html`<wbr>`,
+  );
+}
+
+/** One figure of a card: a number with its label, optionally linked. */
+function figure(label: string, value: number | string, href?: string, tone = ''): Html {
+  const shown = typeof value === 'number' ? value.toLocaleString('en-US') : value;
+  return html`<div class="figure${tone === '' ? '' : ` figure-${tone}`}"><dt>${label}</dt><dd>${
+    href === undefined ? shown : html`<a href="${href}">${shown}</a>`
+  }</dd></div>`;
+}
+
+function repoCard(org: string, r: RepoOverview): Html {
+  const name = fullName(r.repository);
+  const repoHref = paths.repo(org, r.repository);
+  const labels = r.days.map((d) => shortDay(d.day));
+  const uploads = r.days.map((d) => d.uploads);
+  const unhealthy = r.now.flaky + r.now.broken;
+  const trend = (label: string, tone: 'flaky' | 'broken' | 'quarantined', values: number[], now: number) =>
+    html`<li><span class="trend-label">${label}</span>${sparkline(values, `${label} tests per day in ${name}`, tone)}<span class="num">${now}</span></li>`;
+  const queues = r.queues.map(
+    (q) =>
+      html`<li><a href="${paths.queue(org, r.repository, q.branch)}" class="mono">${q.branch}</a> ${badge(q.state)} <span class="muted">${plural(q.depth, 'PR')} in the queue · ${q.merged24h} merged in 24 h</span></li>`,
+  );
+  return html`<li class="repo-card">
+<h2 class="repo-name"><a href="${repoHref}">${breakableName(name)}</a></h2>
+<div class="repo-body">
+<dl class="figures">
+${figure('Unhealthy', unhealthy, repoHref, unhealthy > 0 ? 'bad' : '')}
+${figure('Flaky', r.now.flaky, `${repoHref}?show=flaky`)}
+${figure('Broken', r.now.broken, `${repoHref}?show=broken`)}
+${figure('Quarantined', r.now.quarantined, `${repoHref}?show=quarantined`)}
+${figure('Failing in 24 h', r.failing24h, paths.failing(org, r.repository))}
+${figure('Tests tracked', r.tests === null ? '—' : r.tests, paths.allTests(org, r.repository))}
+</dl>
+<div><h3>Last 14 days</h3>
+<ul class="trends">
+${trend(
+  'Flaky',
+  'flaky',
+  r.days.map((d) => d.flaky),
+  r.now.flaky,
+)}
+${trend(
+  'Broken',
+  'broken',
+  r.days.map((d) => d.broken),
+  r.now.broken,
+)}
+${trend(
+  'Quarantined',
+  'quarantined',
+  r.days.map((d) => d.quarantined),
+  r.now.quarantined,
+)}
+<li><span class="trend-label">Uploads</span>${miniBars(uploads, labels, `Uploads per day in ${name}`)}<span class="num">${uploads.at(-1) ?? 0}</span></li>
+</ul>
+<p class="hint">Last upload ${time(r.lastUploadAt)}</p></div>
+<div><h3>Merge queues</h3>
+${queues.length === 0 ? html`<p class="muted">none</p>` : html`<ul class="queues">${queues}</ul>`}</div>
+</div>
+</li>`;
+}
+
+/** The organization's repositories: test health now and over 14 days, failing tests, uploads, merge queues. */
 export function overviewView(css: string, viewer: Viewer, repos: readonly RepoOverview[]): string {
   const org = viewer.orgSlug;
-  const rows = repos.map((r) => {
-    const name = fullName(r.repository);
-    const labels = r.days.map((d) => shortDay(d.day));
-    const uploads = r.days.map((d) => d.uploads);
-    const queues = r.queues.map(
-      (q) =>
-        html`<li><a href="${paths.queue(org, r.repository, q.branch)}">${q.branch}</a> ${badge(q.state)} <span class="muted">${plural(q.depth, 'PR')}</span></li>`,
-    );
-    return html`<tr>
-<th scope="row"><a class="test-name" href="${paths.repo(org, r.repository)}">${name}</a></th>
-<td class="num" data-label="Tests tracked">${r.tests === null ? '—' : r.tests.toLocaleString('en-US')}</td>
-<td data-label="Flaky"><span class="cell-chart"><span class="num">${r.now.flaky}</span>${sparkline(
-      r.days.map((d) => d.flaky),
-      `Flaky tests per day in ${name}`,
-      'flaky',
-    )}</span></td>
-<td data-label="Broken"><span class="cell-chart"><span class="num">${r.now.broken}</span>${sparkline(
-      r.days.map((d) => d.broken),
-      `Broken tests per day in ${name}`,
-      'broken',
-    )}</span></td>
-<td data-label="Quarantined"><span class="cell-chart"><span class="num">${r.now.quarantined}</span>${sparkline(
-      r.days.map((d) => d.quarantined),
-      `Quarantined tests per day in ${name}`,
-      'quarantined',
-    )}</span></td>
-<td data-label="Uploads / day"><span class="cell-chart"><span class="num">${uploads.at(-1) ?? 0}</span>${miniBars(uploads, labels, `Uploads per day in ${name}`)}</span></td>
-<td data-label="Last upload">${time(r.lastUploadAt)}</td>
-<td data-label="Merge queues">${queues.length === 0 ? html`<span class="muted">none</span>` : html`<ul class="chips">${queues}</ul>`}</td>
-</tr>`;
-  });
   const body =
     repos.length === 0
       ? html`<p>No repositories yet. A repository appears with its first test-results upload, <code>createQueue</code>, or <code>POST /v1/repositories/create</code>.</p>`
-      : html`<p class="hint">Counts are now; the lines show the last 14 days (UTC), oldest to newest. Uploads are test-result uploads (CI runs) per day; the number is today’s.</p>
-<div class="table-wrap"><table class="stack">
-<caption class="visually-hidden">Repositories of ${org}</caption>
-<thead><tr><th scope="col">Repository</th><th scope="col" class="num">Tests tracked</th><th scope="col">Flaky</th><th scope="col">Broken</th><th scope="col">Quarantined</th><th scope="col">Uploads / day</th><th scope="col">Last upload</th><th scope="col">Merge queues</th></tr></thead>
-<tbody>${rows}</tbody>
-</table></div>`;
+      : html`<p class="hint">Counts are now. Each line shows the last 14 days (UTC), oldest to newest, scaled to its own highest value (named in the line's title); the number after it is today’s. Uploads are test-result uploads (CI runs) per day.</p>
+<ul class="repo-cards">${repos.map((r) => repoCard(org, r))}</ul>`;
   return page({ title: 'Repositories', viewer, css, crumbs: [{ label: org }] }, body);
 }

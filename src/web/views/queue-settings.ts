@@ -83,6 +83,7 @@ ${select('flakeProtection', 'Flake protection')}
 ${checkbox('batch', 'Batching')}
 ${input('batchingMaxWaitTimeMinutes', 'Batching max wait (minutes)')}
 ${input('batchingMinSize', 'Batching min size')}
+${input('batchingMaxSize', 'Batching max size (batches grow up to it while the queue is long; empty: min size)')}
 </fieldset>
 <fieldset><legend>Merging</legend>
 ${select('mergeMethod', 'Merge method')}

@@ -1,7 +1,9 @@
+import { CHART_HOURS } from '../../app/dashboard/queue-charts.ts';
 import type { PullPage, prPage, QueuePage, runPage } from '../../app/dashboard/queues.ts';
 import type { RepoRef } from '../../app/repositories.ts';
 import type { PrEntry, TestRun } from '../../domain/queue/index.ts';
-import { badge, duration, needSeconds, shortSha, time } from '../format.ts';
+import { durationLineChart, stackedBarChart } from '../charts.ts';
+import { badge, duration, needSeconds, plural, shortSha, time } from '../format.ts';
 import { externalLink, type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
 import { type Crumb, page, type Viewer } from './layout.ts';
@@ -51,6 +53,7 @@ const SETTING_LABELS: Record<string, string> = {
   batch: 'Batching',
   batchingMaxWaitTimeMinutes: 'Batching max wait (minutes)',
   batchingMinSize: 'Batching min size',
+  batchingMaxSize: 'Batching max size',
   createPrsForTestingBranches: 'Draft PRs for test branches',
   commentsEnabled: 'Comments',
   commandsEnabled: 'Commands',
@@ -120,6 +123,57 @@ function finishedRows(org: string, repo: RepoRef, branch: string, prs: readonly 
   );
 }
 
+const hourLabel = (ms: number) => `${String(new Date(ms).getUTCHours()).padStart(2, '0')}:00`;
+const orNone = (v: number | null) => (v === null ? 'none' : duration(v));
+
+/** Merged per hour, time in queue (p50/p95) and failures and flakes, hour by hour (UTC). */
+function chartsSection(c: QueuePage['charts']): Html {
+  const slots = c.hours.map(hourLabel);
+  const from = `last ${CHART_HOURS} hours, hourly from ${slots[0] ?? ''} UTC`;
+  const sum = (v: readonly number[]) => v.reduce((a, b) => a + b, 0);
+  const merged = stackedBarChart(
+    'chart-merged',
+    slots,
+    [{ label: 'Merged', cls: 'merged', values: c.merged }],
+    `PRs merged per hour, ${from}: ${c.merged.join(', ')}; ${sum(c.merged)} in all.`,
+  );
+  const waits = durationLineChart(
+    'chart-time-in-queue',
+    slots,
+    [
+      { label: 'p50', cls: 'p50', values: c.p50 },
+      { label: 'p95', cls: 'p95', values: c.p95 },
+    ],
+    `Time in queue of the PRs merged each hour, ${from}: p50 ${c.p50.map(orNone).join(', ')}; p95 ${c.p95.map(orNone).join(', ')}.`,
+    duration,
+  );
+  const failures = stackedBarChart(
+    'chart-failures',
+    slots,
+    [
+      { label: 'Failed runs', cls: 'failed', values: c.failed },
+      { label: 'Flaky failures (retried or ignored by flake protection)', cls: 'flaky', values: c.flaky },
+    ],
+    `Test runs that failed per hour, ${from}: ${c.failed.join(', ')}; flaky failures: ${c.flaky.join(', ')}.`,
+  );
+  return html`<section aria-labelledby="queue-charts">
+<h2 id="queue-charts">Last ${CHART_HOURS} hours</h2>
+<p class="hint">Hours in UTC, oldest to newest; the last is the current hour.${c.truncated ? ' Only the latest records were read: the figures are a lower bound.' : ''}</p>
+<h3>Merged per hour</h3>
+${merged}
+<h3>Time in queue</h3>
+<p>${
+    c.overall.merged === 0
+      ? html`<span class="muted">No PR merged in the last ${CHART_HOURS} hours.</span>`
+      : html`From submission to merge, ${plural(c.overall.merged, 'PR')}: p50 <strong>${orNone(c.overall.p50)}</strong>, p95 <strong>${orNone(c.overall.p95)}</strong>.`
+  }</p>
+${waits}
+<h3>Failures and flakes</h3>
+<p>${sum(c.failed)} failed test runs, ${sum(c.flaky)} flaky failures.</p>
+${failures}
+</section>`;
+}
+
 /** A setting's value as it acts on this queue: GitHub-only settings do nothing on plain git. */
 function settingValue(key: string, v: unknown, onGitHub: boolean): Html {
   if (!onGitHub && GITHUB_ONLY.has(key)) {
@@ -171,6 +225,7 @@ ${
     ? html`<p class="muted">No pull request has left the queue yet.</p>`
     : html`<div class="table-wrap"><table class="stack"><caption class="visually-hidden">Pull requests that left the queue, newest first</caption>${finishedHead}<tbody>${finishedRows(org, repo, branch, data.finished, seconds)}</tbody></table></div>`
 }
+${chartsSection(data.charts)}
 <details id="queue-settings"><summary>Settings and flake protection</summary>
 <p><a href="${paths.queueSettings(org, repo, branch)}">Change the queue's settings</a></p>
 <dl class="facts">

@@ -2,7 +2,7 @@ import type { SettingsRecord } from '../../app/health/settings-api.ts';
 import type { Repository } from '../../app/repositories.ts';
 import { type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
-import type { FormValues } from '../settings-form.ts';
+import { type FormValues, type MonitorKind, newPrefix } from '../settings-form.ts';
 import { csrfField, page, type Viewer } from './layout.ts';
 
 export interface SettingsViewData {
@@ -12,7 +12,8 @@ export interface SettingsViewData {
   readonly values: FormValues;
   /** Messages by field name (settings-form.ts fieldOf); `''` holds those of no one field. */
   readonly errors: ReadonlyMap<string, readonly string[]>;
-  readonly saved: boolean;
+  /** What was just saved: the settings, or a new monitor. */
+  readonly saved: false | 'settings' | 'monitor-added';
 }
 
 const fieldId = (name: string) => `s-${name.replaceAll('.', '-')}`;
@@ -48,6 +49,7 @@ ${input(`${p}.window_hours`, 'Window (hours)')}
 ${input(`${p}.min_sample_size`, 'Minimum runs in the window')}
 ${input(`${p}.stale_timeout_hours`, 'Stale after (hours)', 'empty: never')}
 ${branches(`${p}.branches`)}
+${checkbox(`${p}.remove`, `Remove this monitor when saving (${m.id})`)}
 </fieldset>`;
   });
   const count = data.settings.monitors.failure_count.map((m, i) => {
@@ -59,16 +61,62 @@ ${input(`${p}.failure_count`, 'Failures')}
 ${input(`${p}.window_hours`, 'Within (hours)')}
 ${input(`${p}.resolution_timeout_hours`, 'Resolves after (hours without a failure)')}
 ${branches(`${p}.branches`)}
+${checkbox(`${p}.remove`, `Remove this monitor when saving (${m.id})`)}
 </fieldset>`;
   });
+  const detection = (field: string) =>
+    html`<div class="field"><label for="${fieldId(field)}">Marks tests</label><select id="${fieldId(field)}" name="${field}"${described(field)}>${(
+      [
+        ['flaky', 'FLAKY'],
+        ['broken', 'BROKEN'],
+      ] as const
+    ).map(
+      ([value, label]) =>
+        html`<option value="${value}"${v[field] === value ? html` selected` : ''}>${label}</option>`,
+    )}</select>${errorOf(field)}</div>`;
+  const addForm = (kind: MonitorKind, title: string, fields: Html) => {
+    const p = newPrefix(kind);
+    const open = [...data.errors.keys()].some((k) => k.startsWith(`${p}.`));
+    return html`<details id="add-${kind.replace('_', '-')}"${open ? html` open` : ''}><summary>${title}</summary>
+<form method="post" action="${paths.settings(org, repo)}" class="settings" novalidate>
+${csrfField(viewer)}
+<input type="hidden" name="_action" value="add_${kind}">
+${errorOf(`${p}.`)}
+${input(`${p}.id`, 'Id (letters, digits, _ . -; unique in the repository)', '', 'text')}
+${input(`${p}.name`, 'Name', '', 'text')}
+${detection(`${p}.detection_type`)}
+${fields}
+${branches(`${p}.branches`)}
+<p><button type="submit">Add the monitor</button></p>
+</form>
+</details>`;
+  };
+  const adds = html`<h2>Add a monitor</h2>
+<p>A new monitor is added to the settings above as the API's <span class="mono">update-repository-settings</span> would, with the same checks; every test is re-evaluated at once.</p>
+${addForm(
+  'failure_rate',
+  'Add a failure-rate monitor',
+  html`${input('new_rate.activation_threshold', 'Activation threshold (0–1)')}
+${input('new_rate.resolution_threshold', 'Resolution threshold (0–1)')}
+${input('new_rate.window_hours', 'Window (hours)')}
+${input('new_rate.min_sample_size', 'Minimum runs in the window')}
+${input('new_rate.stale_timeout_hours', 'Stale after (hours)', 'empty: never')}`,
+)}
+${addForm(
+  'failure_count',
+  'Add a failure-count monitor',
+  html`${input('new_count.failure_count', 'Failures')}
+${input('new_count.window_hours', 'Within (hours)')}
+${input('new_count.resolution_timeout_hours', 'Resolves after (hours without a failure)')}`,
+)}`;
   const general = data.errors.get('');
-  const body = html`${data.saved ? html`<p class="notice" role="status">Settings saved.</p>` : ''}
+  const body = html`${data.saved === false ? '' : html`<p class="notice" role="status">${data.saved === 'monitor-added' ? 'Monitor added.' : 'Settings saved.'}</p>`}
 ${
   data.errors.size > 0
-    ? html`<div class="error-summary" role="alert"><p>The settings were not saved; correct the fields marked below.</p>${general !== undefined ? html`<ul>${general.map((m) => html`<li>${m}</li>`)}</ul>` : ''}</div>`
+    ? html`<div class="error-summary" role="alert"><p>${[...data.errors.keys()].some((k) => k.startsWith('new_')) ? 'The monitor was not added' : 'The settings were not saved'}; correct the fields marked below.</p>${general !== undefined ? html`<ul>${general.map((m) => html`<li>${m}</li>`)}</ul>` : ''}</div>`
     : ''
 }
-<p>The same settings as the API's <span class="mono">get-repository-settings</span> and <span class="mono">update-repository-settings</span>, with the same checks; a change re-evaluates every test at once and its status changes are recorded with your token's name. Monitors are added or removed through the API.</p>
+<p>The same settings as the API's <span class="mono">get-repository-settings</span> and <span class="mono">update-repository-settings</span>, with the same checks; a change re-evaluates every test at once and its status changes are recorded with your token's name. Tick “Remove this monitor” and save to remove one; add one with the forms below the settings.</p>
 <form method="post" action="${paths.settings(org, repo)}" class="settings" novalidate>
 ${csrfField(viewer)}
 <fieldset><legend>Quarantine</legend>
@@ -84,7 +132,8 @@ ${branches('monitors.pass_on_retry.branches')}
 ${rate}
 ${count}
 <p><button type="submit">Save settings</button> <a href="${paths.settings(org, repo)}">Discard changes</a></p>
-</form>`;
+</form>
+${adds}`;
   return page(
     {
       title: `Settings · ${name}`,
