@@ -23,6 +23,8 @@ async function run(command: string, rest: string[], out: Out): Promise<number> {
       return (await import('./server-commands.ts')).token(rest, out);
     case 'github':
       return (await import('./github-command.ts')).githubCommand(rest, out);
+    case 'gitlab':
+      return (await import('./gitlab-command.ts')).gitlabCommand(rest, out);
     case 'upload': {
       const { clientContext, upload } = await import('./upload.ts');
       return upload(rest, clientContext(out));

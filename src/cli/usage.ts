@@ -23,6 +23,14 @@ const GITHUB_LINES = `  github connect --org <slug> --installation <id>
   github list [--org <slug>] [--json]
                                  the accounts each organization may act on`;
 
+const GITLAB_LINES = `  gitlab grant --org <slug> --namespace <group[/subgroup] or user>
+                                 let the organization act on the GitLab namespace's projects
+                                 (exact path: a subgroup is granted on its own)
+  gitlab revoke --org <slug> --namespace <path>
+                                 take the namespace away from the organization
+  gitlab list [--org <slug>] [--json]
+                                 the namespaces each organization may act on`;
+
 const TOKEN_LINES = `  token create --org <slug>      create a token (and the organization if needed); prints the token once
          [--name <label>] [--json]
   token list [--org <slug>] [--json]
@@ -36,6 +44,7 @@ Commands:
   migrate                        apply pending database migrations and exit
 ${TOKEN_LINES}
 ${GITHUB_LINES}
+${GITLAB_LINES}
   upload --junit <glob> [options]
                                  send JUnit XML reports to a Mainline server (from CI)
   test [upload options] -- <command…>
@@ -80,6 +89,13 @@ ${GITHUB_LINES}
 
 Reads the database directly, and the GitHub settings (MAINLINE_GITHUB_*) from the environment.`;
 
+const GITLAB_USAGE = `Usage: mainline gitlab <grant|revoke|list> [options]
+
+${GITLAB_LINES}
+
+Reads the database directly, and the GitLab settings (MAINLINE_GITLAB_*) from the environment;
+docs/gitlab.md says how to connect a GitLab instance.`;
+
 const UPLOAD_USAGE = `Usage: mainline upload --junit <glob> [options]
 
 Sends JUnit XML reports to a Mainline server, with the repository, branch and commit detected from the
@@ -113,6 +129,7 @@ export const COMMAND_USAGE: Readonly<Record<string, string>> = {
   migrate: MIGRATE_USAGE,
   token: TOKEN_USAGE,
   github: GITHUB_USAGE,
+  gitlab: GITLAB_USAGE,
   upload: UPLOAD_USAGE,
   test: TEST_USAGE,
   demo: DEMO_USAGE,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import {
   type BuildOutcome,
   type Forge,
@@ -14,6 +15,7 @@ import type { WorkflowRun } from '../domain/fork-run.ts';
 import { repoIsGranted } from '../store/forge-grants.ts';
 import { GitRepositoryForge } from './git-repository-forge.ts';
 import { GitHubForge } from './github/index.ts';
+import { GitLabForge } from './gitlab/forge.ts';
 
 /**
  * Sends each repository to its forge: repositories on the configured GitHub host to GitHub, every
@@ -24,6 +26,8 @@ export class RoutingForge implements Forge {
   readonly github: GitHubForge;
   readonly #githubHost: string;
   readonly #granted: (repo: ForgeRepo) => Promise<boolean>;
+  /** The GitLab forge and its host, when MAINLINE_GITLAB_* is set. */
+  readonly gitlab: { readonly forge: GitLabForge; readonly host: string } | undefined;
 
   /**
    * `granted`: whether the stored repository's organization holds its owner's grant. Checked before
@@ -35,7 +39,9 @@ export class RoutingForge implements Forge {
     github: GitHubForge,
     githubHost: string,
     granted: (repo: ForgeRepo) => Promise<boolean>,
+    gitlab?: { forge: GitLabForge; host: string },
   ) {
+    this.gitlab = gitlab === undefined ? undefined : { forge: gitlab.forge, host: gitlab.host.toLowerCase() };
     this.git = git;
     this.github = github;
     this.#githubHost = githubHost.toLowerCase();
@@ -44,7 +50,17 @@ export class RoutingForge implements Forge {
 
   /** The repository's forge; on the GitHub host only for a repository whose organization was granted its owner. */
   async forgeOf(repo: ForgeRepo): Promise<Forge> {
-    if (repo.host.toLowerCase() !== this.#githubHost) return this.git;
+    const host = repo.host.toLowerCase();
+    if (this.gitlab !== undefined && host === this.gitlab.host) {
+      if (!(await this.#granted(repo))) {
+        throw new AppError(
+          'FORBIDDEN',
+          `The organization of ${repo.owner}/${repo.name} has not been granted the GitLab namespace "${repo.owner}" on ${repo.host}; nothing is done on GitLab until the operator grants it (mainline gitlab grant, docs/gitlab.md)`,
+        );
+      }
+      return this.gitlab.forge;
+    }
+    if (host !== this.#githubHost) return this.git;
     if (!(await this.#granted(repo))) {
       throw new AppError(
         'FORBIDDEN',
@@ -55,6 +71,8 @@ export class RoutingForge implements Forge {
   }
 
   pollIntervalMs(repo: ForgeRepo): number | undefined {
+    if (this.gitlab !== undefined && repo.host.toLowerCase() === this.gitlab.host)
+      return this.gitlab.forge.pollIntervalMs();
     return repo.host.toLowerCase() === this.#githubHost ? this.github.pollIntervalMs() : undefined;
   }
   async head(repo: ForgeRepo, branch: string): Promise<string | null> {
@@ -120,7 +138,14 @@ export function createForge(
 ): Forge {
   const git = new GitRepositoryForge({ root: config.gitRoot, db: options.db, now: options.now ?? Date.now });
   const gh = config.github;
-  if (gh === undefined) return git;
+  const gitlab = gitlabOf(config, options.log);
+  if (gh === undefined && gitlab === undefined) return git;
+  const granted = (repo: ForgeRepo) => repoIsGranted(options.db, repo.id);
+  if (gh === undefined) {
+    // No GitHub: a client that is never called (no repository host is empty).
+    const unused = new GitHubForge({ client: { auth: { kind: 'token', token: '' } } });
+    return new RoutingForge(git, unused, '', granted, gitlab);
+  }
   const github = new GitHubForge({
     // Webhooks bring changes; polling (2 API calls per queued PR) is only a safety net, kept rare so a
     // busy queue stays far below GitHub's rate limits. Without a webhook secret, poll more often.
@@ -131,7 +156,26 @@ export function createForge(
       ...(options.log !== undefined ? { log: options.log } : {}),
     },
   });
-  return new RoutingForge(git, github, gh.host, (repo) => repoIsGranted(options.db, repo.id));
+  return new RoutingForge(git, github, gh.host, granted, gitlab);
+}
+
+/** The GitLab forge for MAINLINE_GITLAB_*, with its clones beside the plain-git forge's repositories. */
+function gitlabOf(config: Config, log: Log | undefined): { forge: GitLabForge; host: string } | undefined {
+  const gl = config.gitlab;
+  if (gl === undefined) return undefined;
+  const forge = new GitLabForge({
+    client: { baseUrl: gl.url, token: gl.token, ...(log !== undefined ? { log } : {}) },
+    // A folder name no repository id can take (ids never start with a dot).
+    mirrorRoot: join(config.gitRoot, '.gitlab'),
+    pollIntervalMs: gl.webhookSecret === undefined ? 30_000 : 120_000,
+  });
+  return { forge, host: gl.host };
+}
+
+/** The GitLab forge inside whatever forge the server runs (for the GitLab webhook). */
+export function gitlabForgeOf(forge: Forge): GitLabForge | undefined {
+  if (forge instanceof GitLabForge) return forge;
+  return forge instanceof RoutingForge ? forge.gitlab?.forge : undefined;
 }
 
 /** The plain-git forge inside whatever forge the server runs (for the /v1/git API). */
