@@ -95,8 +95,30 @@ export interface Config {
    * together (MAINLINE_QUARANTINE_INDEX_IDS); a repository with more is read from the database.
    */
   readonly quarantineIndexIds: number;
+  /** Authenticated API tokens each process remembers; 0 looks every token up (MAINLINE_TOKEN_CACHE). */
+  readonly tokenCacheSize: number;
+  /**
+   * Seconds a remembered token is trusted before it is looked up again: how long a token revoked by
+   * another process (the CLI, another replica) may still work here (MAINLINE_TOKEN_CACHE_SECONDS).
+   */
+  readonly tokenCacheSeconds: number;
+  /** Repositories (by organization and name) each process remembers; 0 none (MAINLINE_REPOSITORY_CACHE). */
+  readonly repositoryCacheSize: number;
   /** The GitHub forge (MAINLINE_GITHUB_*); absent: every repository uses the plain-git forge. */
   readonly github: GitHubConfig | undefined;
+  /** The GitLab forge (MAINLINE_GITLAB_*); absent: no repository goes to GitLab. */
+  readonly gitlab: GitLabConfig | undefined;
+}
+
+export interface GitLabConfig {
+  /** The instance (MAINLINE_GITLAB_URL, default https://gitlab.com); the API is under /api/v4. */
+  readonly url: string;
+  /** Repositories with this host go to GitLab (MAINLINE_GITLAB_HOST; default the URL's host). */
+  readonly host: string;
+  /** A personal, group or project access token with api and write_repository (MAINLINE_GITLAB_TOKEN). */
+  readonly token: string;
+  /** The secret token GitLab sends in X-Gitlab-Token (MAINLINE_GITLAB_WEBHOOK_SECRET); without it webhooks are refused. */
+  readonly webhookSecret: string | undefined;
 }
 
 export interface GitHubConfig {
@@ -280,6 +302,26 @@ function readGitHub(env: Env, cwd: string): GitHubConfig | undefined {
   return { apiUrl, host, auth, webhookSecret };
 }
 
+function readGitLab(env: Env): GitLabConfig | undefined {
+  const token = readString(env, 'MAINLINE_GITLAB_TOKEN');
+  const urlRaw = readString(env, 'MAINLINE_GITLAB_URL');
+  const webhookSecret = readString(env, 'MAINLINE_GITLAB_WEBHOOK_SECRET');
+  const hostRaw = readString(env, 'MAINLINE_GITLAB_HOST');
+  if ([token, urlRaw, webhookSecret, hostRaw].every((v) => v === undefined)) return undefined;
+  if (token === undefined) throw new ConfigError('GitLab settings need MAINLINE_GITLAB_TOKEN');
+  const url = (urlRaw ?? 'https://gitlab.com').replace(/\/+$/, '');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`MAINLINE_GITLAB_URL must be an http(s) URL, got "${url}"`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new ConfigError(`MAINLINE_GITLAB_URL must be an http(s) URL, got "${url}"`);
+  }
+  return { url, host: (hostRaw ?? parsed.host).toLowerCase(), token, webhookSecret };
+}
+
 /** Reads and validates the configuration. The only place that looks at process.env. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const host = readString(env, 'HOST') ?? '127.0.0.1';
@@ -328,6 +370,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhookTimeoutMs: readInt(env, 'MAINLINE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     webhookAllowPrivate: readFlag(env, 'MAINLINE_WEBHOOK_ALLOW_PRIVATE'),
     quarantineIndexIds: readInt(env, 'MAINLINE_QUARANTINE_INDEX_IDS', 200_000, 0, 100_000_000),
+    tokenCacheSize: readInt(env, 'MAINLINE_TOKEN_CACHE', 10_000, 0, 10_000_000),
+    tokenCacheSeconds: readInt(env, 'MAINLINE_TOKEN_CACHE_SECONDS', 5, 0, 300),
+    repositoryCacheSize: readInt(env, 'MAINLINE_REPOSITORY_CACHE', 10_000, 0, 10_000_000),
     github: readGitHub(env, cwd),
+    gitlab: readGitLab(env),
   });
 }

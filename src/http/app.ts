@@ -11,7 +11,9 @@ import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
 import { ForgeSettingsMemo } from '../app/queue/forge-settings-cache.ts';
 import { QueueStateCache } from '../app/queue/state-cache.ts';
+import { RepositoryCache } from '../app/repositories.ts';
 import { AuthThrottle } from '../app/throttle.ts';
+import { onTokenRevoked, TokenCache } from '../app/tokens.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -20,6 +22,7 @@ import { createForge } from '../forge/router.ts';
 import { getOrCreateSecret } from '../store/secrets.ts';
 import { registerDashboard } from '../web/routes.ts';
 import { registerIngestMetrics } from './ingest-metrics.ts';
+import { loggerOptions } from './logging.ts';
 import { authHook } from './plugins/auth.ts';
 import { clientErrorHandler, registerErrorHandling, rememberRequestId, sendError } from './plugins/errors.ts';
 import { Metrics, registerMetrics } from './plugins/metrics.ts';
@@ -33,6 +36,7 @@ import { registerSettings } from './routes/flaky-tests/settings.ts';
 import { registerTestControls } from './routes/flaky-tests/test-controls.ts';
 import { registerGitForgeRoutes } from './routes/git/git-forge.ts';
 import { registerGitHubWebhook } from './routes/github/webhook.ts';
+import { registerGitLabWebhook } from './routes/gitlab/webhook.ts';
 import { registerCreateQueue } from './routes/merge-queue/create-queue.ts';
 import { registerDeleteQueue } from './routes/merge-queue/delete-queue.ts';
 import { registerGetQueue } from './routes/merge-queue/get-queue.ts';
@@ -113,34 +117,6 @@ function requestId(req: IncomingMessage): string {
   );
 }
 
-function loggerOptions(config: Config) {
-  if (config.logLevel === 'silent') return false;
-  return {
-    level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers["x-api-token"]',
-        'req.headers.authorization',
-        'req.headers.cookie',
-        // Plugins log header objects of their own (e.g. multipart's busboy options).
-        '*.headers["x-api-token"]',
-        '*.headers.authorization',
-        '*.headers.cookie',
-      ],
-      censor: '[redacted]',
-    },
-    serializers: {
-      // A signed upload URL is a credential for as long as it lives: its signature is never logged.
-      req: (req: { method: string; url: string; hostname?: string; ip?: string }) => ({
-        method: req.method,
-        url: req.url.replace(/([?&]signature=)[^&]*/g, '$1[redacted]'),
-        host: req.hostname,
-        remoteAddress: req.ip,
-      }),
-    },
-  };
-}
-
 async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -176,7 +152,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     config.forgeSettingsCache,
     config.forgeSettingsTtlSeconds * 1000,
   );
-  const ctx: AppContext = { db: database.db, config, now, authThrottle, queueStates, forgeSettings };
+  const tokens = new TokenCache(config.tokenCacheSize, config.tokenCacheSeconds * 1000);
+  const stopRevocations = onTokenRevoked(database.db, () => tokens.revoked());
+  const repositories = new RepositoryCache(config.repositoryCacheSize);
+  const ctx: AppContext = {
+    db: database.db,
+    config,
+    now,
+    authThrottle,
+    queueStates,
+    forgeSettings,
+    tokens,
+    repositories,
+  };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
   let accepting = true;
@@ -192,7 +180,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   };
 
   const app = Fastify({
-    logger: loggerOptions(config),
+    ...loggerOptions(config),
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestId,
     requestIdHeader: false,
@@ -217,15 +205,20 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   }).withTypeProvider();
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   app.removeContentTypeParser('text/plain');
-  app.addHook('onSend', async (request, reply) => {
+  // Hooks on every request take `done` rather than returning a promise: one microtask less each.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   app.addHook('preClose', async () => {
     accepting = false;
   });
-  app.addHook('onClose', () => parsers.close());
+  app.addHook('onClose', () => {
+    stopRevocations();
+    return parsers.close();
+  });
   registerErrorHandling(app, config.bodyLimitBytes);
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     for (const [part, value] of [
       ['$', request.body],
       ['query', request.query],
@@ -234,11 +227,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       if (Buffer.isBuffer(value) || typeof (value as { pipe?: unknown } | null)?.pipe === 'function')
         continue;
       const nul = findNul(value, part);
-      if (nul !== undefined) throw nulError(nul);
+      if (nul !== undefined) return done(nulError(nul));
       // Objects are changed in place; only a body that is a string itself is replaced.
       const wellFormed = wellFormedStrings(value);
       if (part === '$') request.body = wellFormed;
     }
+    done();
   });
   const metrics = new Metrics({
     processMetrics: options.processMetrics ?? false,
@@ -264,6 +258,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(async (raw) => registerRawRoutes(raw as unknown as Api, deps), { prefix: '/v1' });
   const onDelivery = options.onGitHubDelivery ?? (() => {});
   await app.register(async (hooks) => registerGitHubWebhook(hooks as unknown as Api, deps, onDelivery));
+  await app.register(async (hooks) => registerGitLabWebhook(hooks as unknown as Api, deps));
   // The web dashboard (docs/dashboard.md): pages at the html_url links, signed in with an API token.
   await registerDashboard(app, deps, await secret('dashboard_sessions'));
   await app.ready();

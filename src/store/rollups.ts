@@ -22,6 +22,7 @@ export interface RollupResult {
   readonly quarantined: number;
   readonly failure_fingerprint?: string | null | undefined;
   readonly failure_summary?: string | null | undefined;
+  readonly duration_ms?: number | null | undefined;
 }
 
 type Column = readonly [name: string, pgType: string];
@@ -34,8 +35,10 @@ const RUN_COLUMNS: readonly Column[] = [
   ['failed', 'int4'],
   ['failed_quarantined', 'int4'],
   ['skipped', 'int4'],
+  ['duration_sum_ms', 'int8'],
+  ['duration_count', 'int4'],
 ];
-const RUN_ADD = ['passed', 'failed', 'failed_quarantined', 'skipped']
+const RUN_ADD = ['passed', 'failed', 'failed_quarantined', 'skipped', 'duration_sum_ms', 'duration_count']
   .map((c) => `"${c}" = test_run_hours."${c}" + excluded."${c}"`)
   .join(', ');
 
@@ -70,9 +73,12 @@ function addRunSums(db: Queryable, repoId: string, sums: RunSums, sign: 1 | -1):
 }
 
 /**
- * Inserts rows (values in the order of `columns`), adding to the row of a taken key as `set` says.
- * No key may appear twice in one call (PostgreSQL refuses to update a row twice in one statement).
- * SQLite: multi-row statements whose text is reused; PostgreSQL: the columns as `unnest`ed arrays.
+ * Inserts rows (`values`: row after row, each in the order of `columns`, the first the repository's
+ * id, the same in every row), adding to the row of a taken key as `set` says. No key may appear twice in one call
+ * (PostgreSQL refuses to update a row twice in one statement). SQLite: multi-row statements whose
+ * text is reused; PostgreSQL: the repository once, the other columns as `unnest`ed arrays, the
+ * numbers' as one comma-separated text each (the driver's array parameters quote and escape every
+ * element in JavaScript: ~45,000 of them for a 5,000-test upload).
  */
 async function upsert(
   db: Queryable,
@@ -80,41 +86,60 @@ async function upsert(
   columns: readonly Column[],
   key: string,
   set: string,
-  rows: readonly unknown[][],
+  values: readonly unknown[],
 ): Promise<void> {
-  if (rows.length === 0) return;
+  const width = columns.length;
+  if (values.length % width !== 0) throw new Error(`${table}: ${values.length} values for rows of ${width}`);
+  const count = values.length / width;
+  if (count === 0) return;
   const names = columns.map(([c]) => `"${c}"`).join(',');
   const conflict = ` on conflict (${key}) do update set ${set}`;
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    const args = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(',');
-    const text = `insert into "${table}" (${names}) select * from unnest(${args})${conflict}`;
-    for (const part of chunked(rows, 10_000)) {
-      await db.executeQuery(
-        CompiledQuery.raw(
-          text,
-          columns.map((_, i) => part.map((r) => r[i] ?? null)),
-        ),
-      );
+    const numeric = (type: string) => type === 'int4' || type === 'int8';
+    const args = columns
+      .slice(1)
+      .map(([, type], i) =>
+        numeric(type) ? `string_to_array($${i + 2}, ',')::${type}[]` : `$${i + 2}::${type}[]`,
+      )
+      .join(',');
+    const text = `insert into "${table}" (${names}) select $1::text, u.* from unnest(${args}) as u${conflict}`;
+    const repoId = values[0];
+    for (let start = 0; start < count; start += 10_000) {
+      const end = Math.min(count, start + 10_000);
+      const params: unknown[] = [repoId];
+      for (let i = 1; i < width; i++) {
+        const column: unknown[] = new Array(end - start);
+        for (let r = start; r < end; r++) column[r - start] = values[r * width + i] ?? null;
+        params.push(numeric((columns[i] as Column)[1]) ? column.join(',') : column);
+      }
+      for (let r = start; r < end; r++)
+        if (values[r * width] !== repoId) throw new Error(`rows of ${table} for several repositories`);
+      await db.executeQuery(CompiledQuery.raw(text, params));
     }
     return;
   }
-  for (const part of chunked(rows, 1000)) {
-    const cacheKey = `${table}|${part.length}`;
+  for (let start = 0; start < count; start += 1000) {
+    const n = Math.min(1000, count - start);
+    const cacheKey = `${table}|${n}`;
     let text = upsertTexts.get(cacheKey);
     if (text === undefined) {
       const tuple = `(${columns.map(() => '?').join(',')})`;
-      text = `insert into "${table}" (${names}) values ${part.map(() => tuple).join(',')}${conflict}`;
+      text = `insert into "${table}" (${names}) values ${new Array(n).fill(tuple).join(',')}${conflict}`;
       upsertTexts.set(cacheKey, text);
     }
-    await db.executeQuery(CompiledQuery.raw(text, part.flat()));
+    await db.executeQuery(CompiledQuery.raw(text, values.slice(start * width, (start + n) * width)));
     await yieldToEventLoop();
   }
 }
 
-/** Per (hour, ordinal): passed, failed, failed while quarantined, skipped. */
-type RunSums = Map<number, Map<number, [number, number, number, number]>>;
+/**
+ * Per (hour, ordinal): passed, failed, failed while quarantined, skipped, summed durations (ms) and
+ * how many attempts had one.
+ */
+type RunSum = [number, number, number, number, number, number];
+type RunSums = Map<number, Map<number, RunSum>>;
 
-function runSum(sums: RunSums, hour: number, ordinal: number): [number, number, number, number] {
+function runSum(sums: RunSums, hour: number, ordinal: number): RunSum {
   let byOrdinal = sums.get(hour);
   if (byOrdinal === undefined) {
     byOrdinal = new Map();
@@ -122,7 +147,7 @@ function runSum(sums: RunSums, hour: number, ordinal: number): [number, number, 
   }
   let sum = byOrdinal.get(ordinal);
   if (sum === undefined) {
-    sum = [0, 0, 0, 0];
+    sum = [0, 0, 0, 0, 0, 0];
     byOrdinal.set(ordinal, sum);
   }
   return sum;
@@ -133,9 +158,16 @@ function addPasses(sums: RunSums, passes: EncodedPasses): void {
   const n = passes.count;
   if (n === 0) return;
   const ordinals = new Int32Array(passes.ordinals.buffer, passes.ordinals.byteOffset, n);
-  const offsets = new DataView(passes.details.buffer, passes.details.byteOffset, n * 4);
+  // details: n uint32 time offsets, n int32 retry indexes, n int32 durations (-1: none).
+  const details = new DataView(passes.details.buffer, passes.details.byteOffset, n * 12);
   for (let i = 0; i < n; i++) {
-    runSum(sums, hourOf(passes.atMin + offsets.getUint32(i * 4, true)), ordinals[i] as number)[0]++;
+    const sum = runSum(sums, hourOf(passes.atMin + details.getUint32(i * 4, true)), ordinals[i] as number);
+    sum[0]++;
+    const ms = details.getInt32(n * 8 + i * 4, true);
+    if (ms >= 0) {
+      sum[4] += ms;
+      sum[5]++;
+    }
   }
 }
 
@@ -150,19 +182,108 @@ function addResults(
       sum[1]++;
       if (r.quarantined === 1) sum[2]++;
     } else if (r.outcome === 'skipped') sum[3]++;
+    const ms = r.duration_ms;
+    if (ms !== null && ms !== undefined) {
+      sum[4] += Number(ms);
+      sum[5]++;
+    }
   }
 }
 
-function runRows(repoId: string, sums: RunSums, sign: 1 | -1): unknown[][] {
-  const rows: unknown[][] = [];
+/** The rows of `sums` (times `sign`), flat, ordered by hour and test. */
+function runRows(repoId: string, sums: RunSums, sign: 1 | -1): unknown[] {
+  const rows: unknown[] = [];
   for (const hour of [...sums.keys()].sort((a, b) => a - b)) {
-    const byOrdinal = sums.get(hour) as Map<number, [number, number, number, number]>;
+    const byOrdinal = sums.get(hour) as Map<number, RunSum>;
     for (const ordinal of [...byOrdinal.keys()].sort((a, b) => a - b)) {
-      const [p, f, q, s] = byOrdinal.get(ordinal) as [number, number, number, number];
-      rows.push([repoId, hour, ordinal, sign * p, sign * f, sign * q, sign * s]);
+      const [p, f, q, s, ms, n] = byOrdinal.get(ordinal) as RunSum;
+      rows.push(repoId, hour, ordinal, sign * p, sign * f, sign * q, sign * s, sign * ms, sign * n);
     }
   }
   return rows;
+}
+
+/** Past this many distinct hours of passes, an upload's rows are summed by key (runRows). */
+const WALKED_HOURS = 8;
+
+/**
+ * An upload's test_run_hours rows (flat, by hour and test, as runRows gives them): its passes as
+ * encoded, sorted by test, walked once per hour they fall in (nearly always one) and summed per test
+ * as they come, with no object per pass; its failed and skipped results (a few) merged in.
+ */
+function uploadRunRows(
+  repoId: string,
+  passes: EncodedPasses,
+  results: readonly RollupResult[],
+  ordinalOf: (testId: string) => number,
+): unknown[] {
+  const n = passes.count;
+  const ordinals = new Int32Array(passes.ordinals.buffer, passes.ordinals.byteOffset, n);
+  // details: n uint32 time offsets, n int32 retry indexes, n int32 durations (-1: none).
+  const details = new DataView(passes.details.buffer, passes.details.byteOffset, n * 12);
+  const hours = new Int32Array(n);
+  const passHours = new Set<number>();
+  for (let i = 0; i < n; i++) {
+    const hour = hourOf(passes.atMin + details.getUint32(i * 4, true));
+    hours[i] = hour;
+    if (passHours.size <= WALKED_HOURS) passHours.add(hour);
+  }
+  const extra: RunSums = new Map();
+  addResults(extra, results, ordinalOf);
+  if (passHours.size > WALKED_HOURS) {
+    addPasses(extra, passes);
+    return runRows(repoId, extra, 1);
+  }
+  const out: unknown[] = [];
+  for (const hour of [...new Set([...passHours, ...extra.keys()])].sort((a, b) => a - b)) {
+    const sums = extra.get(hour);
+    const others = sums === undefined ? [] : [...sums.keys()].sort((a, b) => a - b);
+    let r = 0;
+    const othersBelow = (limit: number) => {
+      for (; r < others.length && (others[r] as number) < limit; r++) {
+        const ordinal = others[r] as number;
+        const [p, f, q, s, ms, k] = (sums as Map<number, RunSum>).get(ordinal) as RunSum;
+        out.push(repoId, hour, ordinal, p, f, q, s, ms, k);
+      }
+    };
+    for (let i = 0; i < n; ) {
+      if (hours[i] !== hour) {
+        i++;
+        continue;
+      }
+      // This test's passes are adjacent (the ordinals are sorted); those of this hour count here.
+      const ordinal = ordinals[i] as number;
+      let passed = 0;
+      let ms = 0;
+      let timed = 0;
+      for (; i < n && ordinals[i] === ordinal; i++) {
+        if (hours[i] !== hour) continue;
+        passed++;
+        const d = details.getInt32(n * 8 + i * 4, true);
+        if (d >= 0) {
+          ms += d;
+          timed++;
+        }
+      }
+      othersBelow(ordinal);
+      let f = 0;
+      let q = 0;
+      let s = 0;
+      if (r < others.length && others[r] === ordinal) {
+        const sum = (sums as Map<number, RunSum>).get(ordinal) as RunSum;
+        passed += sum[0];
+        f = sum[1];
+        q = sum[2];
+        s = sum[3];
+        ms += sum[4];
+        timed += sum[5];
+        r++;
+      }
+      out.push(repoId, hour, ordinal, passed, f, q, s, ms, timed);
+    }
+    othersBelow(Number.POSITIVE_INFINITY);
+  }
+  return out;
 }
 
 /**
@@ -178,10 +299,14 @@ export async function addUploadRollups(
     ordinalOf: (testId: string) => number;
   },
 ): Promise<void> {
-  const sums: RunSums = new Map();
-  addPasses(sums, attempts.passes);
-  addResults(sums, attempts.results, attempts.ordinalOf);
-  await addRunSums(db, repoId, sums, 1);
+  await upsert(
+    db,
+    'test_run_hours',
+    RUN_COLUMNS,
+    'repo_id, hour, ordinal',
+    RUN_ADD,
+    uploadRunRows(repoId, attempts.passes, attempts.results, attempts.ordinalOf),
+  );
   // Failures by (ordinal, hour, fingerprint): counts and latest times summed here; summaries that
   // differ within one key go in later rounds (a key once per statement), so the database picks the least.
   const groups = new Map<string, { row: unknown[]; summaries: Set<string> }>();
@@ -207,14 +332,14 @@ export async function addUploadRollups(
       else if (group.row[6] !== summary) group.summaries.add(summary);
     }
   }
-  const rounds: unknown[][][] = [[]];
+  const rounds: unknown[][] = [[]];
   for (const { row, summaries } of groups.values()) {
-    (rounds[0] as unknown[][]).push(row);
+    (rounds[0] as unknown[]).push(...row);
     let k = 1;
     for (const summary of summaries) {
       if (summary === row[6]) continue;
       rounds[k] ??= [];
-      (rounds[k] as unknown[][]).push([row[0], row[1], row[2], row[3], 0, row[5], summary]);
+      (rounds[k] as unknown[]).push(row[0], row[1], row[2], row[3], 0, row[5], summary);
       k++;
     }
   }
@@ -255,6 +380,7 @@ export async function removeUploadRollups(
       'r.quarantined',
       'r.failure_fingerprint',
       'r.failure_summary',
+      'r.duration_ms',
       't.ordinal',
     ])
     .where('r.upload_id', '=', uploadId)
@@ -348,7 +474,7 @@ export async function refreshFailureHours(
     }
     const kept = rows
       .filter((r) => wanted.has(`${Number(r.ordinal)}|${Number(r.hour)}`))
-      .map((r) => [
+      .flatMap((r) => [
         repoId,
         Number(r.ordinal),
         Number(r.hour),
@@ -466,16 +592,94 @@ export async function failureGroupsOf(
       else groups.push(group);
     }
   }
-  for (const [ordinal, groups] of out) {
-    groups.sort(
-      (a, b) =>
-        b.occurrences - a.occurrences ||
-        b.last_at - a.last_at ||
-        (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
-    );
-    out.set(ordinal, groups.slice(0, limit));
-  }
+  for (const [ordinal, groups] of out) out.set(ordinal, groups.sort(byFrequency).slice(0, limit));
   return out;
+}
+
+/** Most frequent first, then the most recent, then by fingerprint. */
+function byFrequency(a: FailureGroupRow, b: FailureGroupRow): number {
+  return (
+    b.occurrences - a.occurrences ||
+    b.last_at - a.last_at ||
+    (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0)
+  );
+}
+
+/** One test's attempts that ran and failed in two windows, and its most frequent failure groups. */
+export interface TestRollups {
+  readonly since: RunCounts;
+  readonly recent: RunCounts;
+  readonly groups: FailureGroupRow[];
+}
+
+/**
+ * What runCountsOf and failureGroupsOf give for one test, in one statement (a range of each rollup
+ * table by the test's key): get-test-details' rates and failure groups in one round trip.
+ */
+export async function testRollupsOf(
+  db: Queryable,
+  repoId: string,
+  ordinal: number,
+  window: { since: number; recent: number; now: number; groupsSince: number; groups: number },
+): Promise<TestRollups> {
+  const { rows } = await sql<{
+    kind: number;
+    hour: number;
+    a: number;
+    b: number;
+    fingerprint: string;
+    summary: string | null;
+    last_at: number;
+  }>`select 0 as kind, hour, passed as a, failed as b, '' as fingerprint, null as summary, 0 as last_at
+      from test_run_hours
+      where repo_id = ${repoId} and ordinal = ${ordinal}
+        and hour >= ${hourOf(window.since)} and hour <= ${hourOf(window.now + 2 * HOUR_MS)}
+    union all
+    select 1 as kind, 0 as hour, sum(failures) as a, 0 as b, fingerprint, min(summary) as summary,
+        max(last_at) as last_at
+      from test_failure_hours
+      where repo_id = ${repoId} and ordinal = ${ordinal} and hour >= ${hourOf(window.groupsSince)}
+      group by fingerprint`.execute(db);
+  const since = { ran: 0, failed: 0 };
+  const recent = { ran: 0, failed: 0 };
+  const groups: FailureGroupRow[] = [];
+  const recentHour = hourOf(window.recent);
+  for (const r of rows) {
+    if (Number(r.kind) === 1) {
+      groups.push({
+        fingerprint: r.fingerprint,
+        summary: r.summary ?? '',
+        occurrences: Number(r.a),
+        last_at: Number(r.last_at),
+      });
+      continue;
+    }
+    const failed = Number(r.b);
+    const ran = Number(r.a) + failed;
+    since.ran += ran;
+    since.failed += failed;
+    if (Number(r.hour) >= recentHour) {
+      recent.ran += ran;
+      recent.failed += failed;
+    }
+  }
+  return { since, recent, groups: groups.sort(byFrequency).slice(0, window.groups) };
+}
+
+/**
+ * A string that changes whenever a repository's rollups may have: its health_version (every ingest
+ * bumps it in the transaction that adds to the rollups), and its oldest upload's time and how many
+ * uploads have that time (retention takes uploads out of the rollups oldest first and bumps
+ * nothing). One statement, two probes of uploads_repo_created. Undefined for an unknown repository.
+ */
+export async function readVersion(db: Queryable, repoId: string): Promise<string | undefined> {
+  const { rows } = await sql<{ v: number; oldest: number | null; n: number }>`select
+      r.health_version as v, o.oldest as oldest,
+      (select count(*) from uploads u where u.repo_id = r.id and u.created_at = o.oldest) as n
+    from repositories r, (select min(created_at) as oldest from uploads where repo_id = ${repoId}) o
+    where r.id = ${repoId}`.execute(db);
+  const row = rows[0];
+  return row === undefined ? undefined : `${Number(row.v)}.${row.oldest ?? ''}.${Number(row.n)}`;
 }
 
 export interface DailyOutcomeRow {
@@ -547,11 +751,13 @@ export async function rebuildRollups(db: Queryable, repoId: string): Promise<voi
     from test_results r join test_cases t on t.id = r.test_case_id
     where r.repo_id = ${repoId} and r.outcome = 'failed'
     group by r.repo_id, t.ordinal, ${hour}, coalesce(r.failure_fingerprint, '')`.execute(db);
-  await sql`insert into test_run_hours (repo_id, hour, ordinal, passed, failed, failed_quarantined, skipped)
+  await sql`insert into test_run_hours
+      (repo_id, hour, ordinal, passed, failed, failed_quarantined, skipped, duration_sum_ms, duration_count)
     select r.repo_id, ${hour}, t.ordinal, 0,
       sum(case when r.outcome = 'failed' then 1 else 0 end),
       sum(case when r.outcome = 'failed' and r.quarantined = 1 then 1 else 0 end),
-      sum(case when r.outcome = 'skipped' then 1 else 0 end)
+      sum(case when r.outcome = 'skipped' then 1 else 0 end),
+      coalesce(sum(r.duration_ms), 0), count(r.duration_ms)
     from test_results r join test_cases t on t.id = r.test_case_id
     where r.repo_id = ${repoId} and r.outcome in ('failed', 'skipped')
     group by r.repo_id, ${hour}, t.ordinal`.execute(db);

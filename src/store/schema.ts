@@ -210,8 +210,11 @@ export interface MergeQueuesTable {
   repo_id: string;
   /** Target branch, exactly as git names it. */
   branch: string;
-  /** JSON of the engine's QueueState. */
-  state: string;
+  /**
+   * JSON of the engine's QueueState without its PR entries and runs (`prs` and `runs` are empty here):
+   * those are rows of queue_prs and queue_runs, so a step writes only the ones it changed.
+   */
+  header: string;
   /** Incremented on every save; a save expecting another version lost a race. */
   version: number;
   created_at: number;
@@ -231,6 +234,30 @@ export interface MergeQueuesTable {
   label_commands_enabled: Generated<number>;
   /** 0/1: mainline:* labels show a PR's queue state on GitHub. */
   state_labels_enabled: Generated<number>;
+}
+
+/** One PR entry of a queue's live state (QueueState.prs), saved with the queue's header. */
+export interface QueuePrsTable {
+  queue_id: string;
+  number: number;
+  /** The entry's state, for reads that look for live PRs without parsing them. */
+  state: string;
+  head_sha: string;
+  /** JSON of the PrEntry. */
+  data: string;
+}
+
+/** One test run of a queue's live state (QueueState.runs), saved with the queue's header. */
+export interface QueueRunsTable {
+  queue_id: string;
+  id: string;
+  /** Insertion order of the runs in the state (the engine iterates them in it). */
+  ord: number;
+  status: string;
+  test_branch: string;
+  test_branch_sha: string | null;
+  /** JSON of the TestRun. */
+  data: string;
 }
 
 export interface QueueActionsTable {
@@ -417,6 +444,9 @@ export interface TestRunHoursTable {
   failed: number;
   failed_quarantined: number;
   skipped: number;
+  /** Summed durations of the attempts that had one, and how many had one (migration 0023). */
+  duration_sum_ms: Generated<number>;
+  duration_count: Generated<number>;
 }
 
 /** One test's failures with one fingerprint ('' for none) in one UTC hour (migration 0018). */
@@ -445,6 +475,8 @@ export interface Tables {
   flake_retries: FlakeRetriesTable;
   impacted_targets: ImpactedTargetsTable;
   merge_queues: MergeQueuesTable;
+  queue_prs: QueuePrsTable;
+  queue_runs: QueueRunsTable;
   queue_actions: QueueActionsTable;
   git_pull_requests: GitPullRequestsTable;
   commit_statuses: CommitStatusesTable;

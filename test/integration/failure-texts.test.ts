@@ -89,6 +89,9 @@ describe('failure texts', () => {
       '0019_default_broken_monitor',
       '0020_test_cases_by_name',
       '0021_run_hours_by_test',
+      '0022_queue_rows',
+      '0023_ingest_costs',
+      '0027_queue_chart_hours',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);

@@ -114,6 +114,9 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0019_default_broken_monitor',
       '0020_test_cases_by_name',
       '0021_run_hours_by_test',
+      '0022_queue_rows',
+      '0023_ingest_costs',
+      '0027_queue_chart_hours',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);

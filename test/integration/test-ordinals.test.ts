@@ -103,6 +103,9 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0027_queue_chart_hours',
+      '0023_ingest_costs',
+      '0022_queue_rows',
       '0021_run_hours_by_test',
       '0020_test_cases_by_name',
       '0019_default_broken_monitor',
@@ -128,6 +131,9 @@ describe('test ordinals', () => {
       '0019_default_broken_monitor',
       '0020_test_cases_by_name',
       '0021_run_hours_by_test',
+      '0022_queue_rows',
+      '0023_ingest_costs',
+      '0027_queue_chart_hours',
     ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]

@@ -20,6 +20,9 @@ import * as m0018 from './0018_test_rollups.ts';
 import * as m0019 from './0019_default_broken_monitor.ts';
 import * as m0020 from './0020_test_cases_by_name.ts';
 import * as m0021 from './0021_run_hours_by_test.ts';
+import * as m0022 from './0022_queue_rows.ts';
+import * as m0023 from './0023_ingest_costs.ts';
+import * as m0027 from './0027_queue_chart_hours.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -47,4 +50,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0019_default_broken_monitor': m0019,
   '0020_test_cases_by_name': m0020,
   '0021_run_hours_by_test': m0021,
+  '0022_queue_rows': m0022,
+  '0023_ingest_costs': m0023,
+  '0027_queue_chart_hours': m0027,
 };
