@@ -236,8 +236,15 @@ async function commentEvent(
   return `/mainline ${command} on #${number}`;
 }
 
-/** A push to a queue's target branch that the queue did not make: the queue rebuilds on the new head. */
-async function pushEvent(ctx: AppContext, repo: ForgeRepo, p: Payload): Promise<string> {
+/**
+ * A push to a queue's target branch that the queue did not make: the queue rebuilds on the new head.
+ * GitLab's push event carries the same `ref` and `after`, so its webhook uses this too.
+ */
+export async function pushEvent(
+  ctx: AppContext,
+  repo: ForgeRepo,
+  p: { ref?: string | undefined; after?: string | undefined },
+): Promise<string> {
   const branch = p.ref?.startsWith('refs/heads/') ? p.ref.slice('refs/heads/'.length) : undefined;
   if (branch === undefined || p.after === undefined || /^0+$/.test(p.after))
     return 'ignored: not a branch push';

@@ -7,7 +7,7 @@ import { upsertCommitStatus } from '../../store/git-prs.ts';
 import { findQueue, listQueues } from '../../store/queues.ts';
 import { findRepo } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
-import { commentCommand } from '../github/events.ts';
+import { commentCommand, pushEvent } from '../github/events.ts';
 import { WriterCache } from '../github/writers.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 import { applyEvent, queueStateOf } from '../queue/apply.ts';
@@ -316,18 +316,4 @@ async function noteEvent(
     return `/mainline ${command} on !${number} refused: ${error.message}`;
   }
   return `/mainline ${command} on !${number}`;
-}
-
-/** A push to a queue's target branch that the queue did not make: the queue rebuilds on the new head. */
-async function pushEvent(ctx: AppContext, repo: ForgeRepo, p: GitLabPayload): Promise<string> {
-  const branch = p.ref?.startsWith('refs/heads/') ? p.ref.slice('refs/heads/'.length) : undefined;
-  if (branch === undefined || p.after === undefined || /^0+$/.test(p.after))
-    return 'ignored: not a branch push';
-  const row = await findQueue(ctx.db, repo.id, branch);
-  if (row === undefined) return `push to ${branch}: no queue`;
-  const state = await queueStateOf(ctx.db, row);
-  const sha = p.after.toLowerCase();
-  if (state.targetHead === sha || state.merging !== null) return `push to ${branch}: already known`;
-  await applyEvent(ctx.db, row.id, { type: 'target_moved', sha }, ctx.now());
-  return `push to ${branch}: target moved to ${sha.slice(0, 12)}`;
 }
