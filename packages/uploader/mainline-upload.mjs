@@ -852,7 +852,7 @@ Runs the command, uploads the JUnit reports it wrote, and exits with the command
 when every failed test is quarantined. Reports older than the run are left out.
 
 ${UPLOAD_OPTIONS}`;
-var DEMO_USAGE = `Usage: mainline demo [--port <n>] [--data-dir <dir>] [--exit] [--timeout <seconds>]
+var DEMO_USAGE = `Usage: mainline demo [--port <n>] [--data-dir <dir>] [--exit] [--timeout <seconds>] [--forge git|gitlab]
 
 Starts a server with a local git repository, opens five pull requests (clean, flaky, broken,
 conflicting), runs them through the merge queue with a built-in CI that uploads JUnit results,
@@ -862,7 +862,8 @@ and prints what happened with curl commands to explore it. The server keeps runn
   --data-dir <dir>    an empty folder to keep the data in (default: a temporary folder, removed at the end)
   --exit, --once      stop once the scenario is over: exit 0 if it ended as expected, 1 if not
   --timeout <seconds> how long the scenario may take (default 90)
-  --log-level <level> the server's log level (default warn): fatal, error, warn, info, debug, trace, silent`;
+  --log-level <level> the server's log level (default warn): fatal, error, warn, info, debug, trace, silent
+  --forge gitlab      run it on a GitLab simulator (merge requests, pipelines' job statuses, webhooks)`;
 var COMMAND_USAGE = {
   serve: SERVE_USAGE,
   migrate: MIGRATE_USAGE,

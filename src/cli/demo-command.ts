@@ -27,11 +27,15 @@ function options(args: string[]) {
       once: { type: 'boolean' },
       timeout: { type: 'string' },
       'log-level': { type: 'string' },
+      forge: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const logLevel = LEVELS.find((l) => l === (values['log-level'] ?? 'warn'));
   if (logLevel === undefined) throw new CliError(`--log-level must be one of ${LEVELS.join(', ')}`, 2);
+  const forge = values.forge ?? 'git';
+  if (forge !== 'git' && forge !== 'gitlab')
+    throw new CliError(`--forge must be git or gitlab, got "${forge}"`, 2);
   return {
     help: values.help === true,
     port: wholeNumber(values.port, '--port', 8080, 0, 65535),
@@ -39,6 +43,7 @@ function options(args: string[]) {
     exit: values.exit === true || values.once === true,
     timeoutSeconds: wholeNumber(values.timeout, '--timeout', 90, 1, 3600),
     logLevel: logLevel satisfies Config['logLevel'],
+    forge: forge as 'git' | 'gitlab',
   };
 }
 
@@ -84,6 +89,7 @@ export async function demoCommand(args: string[], out: Out): Promise<number> {
         ...(o.dataDir !== undefined ? { dataDir: o.dataDir } : {}),
         timeoutSeconds: o.timeoutSeconds,
         logLevel: o.logLevel,
+        forge: o.forge,
         log: out.log,
         signal: controller.signal,
       });

@@ -1,12 +1,8 @@
 import { parseArgs } from 'node:util';
 import { connectInstallation, grantOwner, listForgeGrants, revokeOwner } from '../app/forge-grants.ts';
-import { loadConfig } from '../config.ts';
-import { openDatabase } from '../db/database.ts';
 import { GitHubClient } from '../forge/github/client.ts';
-import { migrateToLatest } from '../store/migrate.ts';
 import { CliError } from './client.ts';
-
-type Out = { log: (s: string) => void; err: (s: string) => void };
+import { grantOrRevoke, type Out, onServerDatabase, printGrants, required } from './forge-grant-cli.ts';
 
 /** `mainline github …`: forge grants, which only the operator (with database access) can change. */
 export async function githubCommand(args: string[], out: Out): Promise<number> {
@@ -21,26 +17,21 @@ export async function githubCommand(args: string[], out: Out): Promise<number> {
     },
   });
   const [verb] = positionals;
-  const config = loadConfig();
-  const host = config.github?.host ?? 'github.com';
-  const database = openDatabase(config);
-  try {
-    await migrateToLatest(database);
-    const db = database.db;
+  return onServerDatabase(async (db, config) => {
+    const host = config.github?.host ?? 'github.com';
     const now = Date.now();
     if (verb === 'grant' || verb === 'revoke') {
       const org = required(values.org, `github ${verb} needs --org <slug>`);
       const owner = required(values.owner, `github ${verb} needs --owner <login>`);
-      if (verb === 'grant') {
-        const { created } = await grantOwner(db, { orgSlug: org, host, owner, now });
-        out.err(
-          `${created ? 'granted' : 'already granted'}: organization "${org}" may act on ${host}/${owner}`,
-        );
-      } else {
-        await revokeOwner(db, { orgSlug: org, host, owner });
-        out.err(`revoked: organization "${org}" may no longer act on ${host}/${owner}`);
-      }
-      return 0;
+      return grantOrRevoke(
+        out,
+        verb,
+        { org, host, owner },
+        {
+          grant: () => grantOwner(db, { orgSlug: org, host, owner, now }),
+          revoke: () => revokeOwner(db, { orgSlug: org, host, owner }),
+        },
+      );
     }
     if (verb === 'connect') {
       const org = required(values.org, 'github connect needs --org <slug>');
@@ -66,36 +57,14 @@ export async function githubCommand(args: string[], out: Out): Promise<number> {
       return 0;
     }
     if (verb === 'list') {
-      const rows = await listForgeGrants(db, values.org);
-      if (values.json) {
-        out.log(
-          JSON.stringify(
-            rows.map((r) => ({
-              org: r.org_slug,
-              host: r.host_key,
-              owner: r.owner,
-              installationId: r.installation_id,
-              grantedAt: new Date(r.created_at).toISOString(),
-            })),
-          ),
-        );
-      } else {
-        out.log(
-          [
-            'ORG\tHOST\tOWNER\tINSTALLATION',
-            ...rows.map((r) => `${r.org_slug}\t${r.host_key}\t${r.owner}\t${r.installation_id ?? '-'}`),
-          ].join('\n'),
-        );
-      }
-      return 0;
+      return printGrants(out, values.json, await listForgeGrants(db, values.org), [
+        { header: 'ORG', key: 'org', value: (r) => r.org_slug },
+        { header: 'HOST', key: 'host', value: (r) => r.host_key },
+        { header: 'OWNER', key: 'owner', value: (r) => r.owner },
+        { header: 'INSTALLATION', key: 'installationId', value: (r) => r.installation_id },
+        { key: 'grantedAt', value: (r) => new Date(r.created_at).toISOString() },
+      ]);
     }
     throw new CliError(`unknown github command "${verb ?? ''}"`, 2, true);
-  } finally {
-    await database.close();
-  }
-}
-
-function required(value: string | undefined, message: string): string {
-  if (value === undefined || value === '') throw new CliError(message, 2, true);
-  return value;
+  });
 }

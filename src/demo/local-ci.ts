@@ -78,6 +78,16 @@ export interface LocalCiOptions {
   readonly log: (line: string) => void;
   /** How often the repository is looked at for new test branches. */
   readonly pollMs?: number;
+  /** Reports a commit status where the forge takes it (default POST /v1/git/reportStatus). */
+  readonly reportStatus?: (status: CommitStatusReport) => Promise<void>;
+}
+
+/** A commit status as the local CI reports it. */
+export interface CommitStatusReport {
+  readonly sha: string;
+  readonly context: string;
+  readonly state: 'success' | 'failure';
+  readonly url: string;
 }
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
@@ -171,6 +181,12 @@ export class LocalCi {
     return { job, run, effects, state: run.failed.length > 0 ? 'failure' : 'success', upload, reportPath };
   }
 
+  /** Reports a commit status to the forge the demo runs on. */
+  async reportStatus(status: CommitStatusReport): Promise<void> {
+    if (this.#o.reportStatus !== undefined) return this.#o.reportStatus(status);
+    await this.#o.api.post('git/reportStatus', { repo: this.#o.repo, ...status });
+  }
+
   /** One look at the repository: tests every test branch not tested yet whose run is waiting for CI. */
   async pollOnce(): Promise<void> {
     const refs = await this.#git([
@@ -211,8 +227,7 @@ export class LocalCi {
     });
     const contexts = details.requiredStatuses.length > 0 ? details.requiredStatuses : ['test'];
     for (const context of contexts) {
-      await this.#o.api.post('git/reportStatus', {
-        repo: this.#o.repo,
+      await this.reportStatus({
         sha,
         context,
         state: result.state,

@@ -1,4 +1,5 @@
-import type { Demo, DemoTest } from './demo.ts';
+import type { Demo } from './demo.ts';
+import type { DemoTest } from './results.ts';
 
 /** Quotes a string for a POSIX shell. */
 export function shellQuote(text: string): string {

@@ -134,9 +134,14 @@ type Log = {
 /** The forge a server runs with: plain git, plus GitHub for its host when MAINLINE_GITHUB_* is set. */
 export function createForge(
   config: Config,
-  options: { db: ConstructorParameters<typeof GitRepositoryForge>[0]['db']; now?: () => number; log?: Log },
+  options: Omit<ConstructorParameters<typeof GitRepositoryForge>[0], 'root'> & { log?: Log },
 ): Forge {
-  const git = new GitRepositoryForge({ root: config.gitRoot, db: options.db, now: options.now ?? Date.now });
+  const git = new GitRepositoryForge({
+    root: config.gitRoot,
+    db: options.db,
+    now: options.now ?? Date.now,
+    ...(options.mergeBases === undefined ? {} : { mergeBases: options.mergeBases }),
+  });
   const gh = config.github;
   const gitlab = gitlabOf(config, options.log);
   if (gh === undefined && gitlab === undefined) return git;
@@ -168,6 +173,7 @@ function gitlabOf(config: Config, log: Log | undefined): { forge: GitLabForge; h
     // A folder name no repository id can take (ids never start with a dot).
     mirrorRoot: join(config.gitRoot, '.gitlab'),
     pollIntervalMs: gl.webhookSecret === undefined ? 30_000 : 120_000,
+    createPipelines: gl.createPipelines,
   });
   return { forge, host: gl.host };
 }

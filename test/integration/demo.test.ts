@@ -148,6 +148,64 @@ describe('mainline demo (in process)', () => {
   });
 });
 
+describe('mainline demo --forge gitlab (in process)', () => {
+  let demo: Demo;
+  let root: string;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-demo-gitlab-test-'));
+    demo = await runDemo({
+      port: 0,
+      dataDir: path.join(root, 'data'),
+      timeoutSeconds: 90,
+      logLevel: 'silent',
+      log: (line) => lines.push(line),
+      forge: 'gitlab',
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await demo?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('runs the same scenario on merge requests of a GitLab project: the same PRs merge and fail, the same tests are flagged', async () => {
+    expect(demo.summary.problems).toEqual([]);
+    expect(demo.forge).toBe('gitlab');
+    expect(demo.repo).toEqual({ host: 'gitlab.local', owner: 'demo', name: 'shop' });
+    expect(lines.some((l) => l.startsWith(`GitLab simulator at ${demo.gitlabUrl}`))).toBe(true);
+    expect(demo.summary.prs.map((p) => [p.number, p.state])).toEqual([
+      [1, 'merged'],
+      [2, 'merged'],
+      [3, 'failed'],
+      [4, 'merged'],
+      [5, 'failed'],
+    ]);
+    expect(demo.summary.flaky.map((t) => t.name)).toContain('suggests completions while typing');
+    expect(demo.summary.broken.map((t) => t.name)).toEqual(['rounds the total to the cent']);
+    // Merged by GitLab's merge API: the queue's squash commits, named by merge request.
+    const history = execFileSync('git', ['--git-dir', demo.gitRepository, 'log', '--format=%s', 'main'], {
+      encoding: 'utf8',
+    });
+    for (const title of [
+      'Rate-limit failed sign-ins (!1)',
+      'Cache search suggestions (!2)',
+      'Raise the upload limit to 50 MB (!4)',
+    ])
+      expect(history).toContain(title);
+    // The test runs link each merge request's GitLab page.
+    const run = demo.summary.prs[0]?.testRuns[0];
+    const res = await fetch(`${demo.url}/v1/getMergeQueueTestingDetails`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-token': demo.token },
+      body: JSON.stringify({ repo: demo.repo, targetBranch: 'main', testRunId: run?.testRunId }),
+    });
+    const details = (await res.json()) as { testedPullRequests: { prUrl: string }[] };
+    expect(details.testedPullRequests[0]?.prUrl).toBe(`${demo.gitlabUrl}/demo/shop/-/merge_requests/1`);
+  });
+});
+
 describe('mainline demo (the command)', () => {
   it('--exit runs the scenario and exits 0', async () => {
     const res = await runCli(['demo', '--exit', '--port', '0', '--log-level', 'silent'], {});
@@ -160,5 +218,11 @@ describe('mainline demo (the command)', () => {
     const res = await runCli(['demo', '--port', 'eighty'], {});
     expect(res.code, res.stderr).toBe(2);
     expect(res.stderr).toContain('--port must be a whole number');
+  });
+
+  it('refuses a forge it cannot run on with exit code 2', async () => {
+    const res = await runCli(['demo', '--forge', 'svn'], {});
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stderr).toContain('--forge must be git or gitlab');
   });
 });

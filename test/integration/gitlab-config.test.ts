@@ -3,9 +3,11 @@ import { validGitLabToken } from '../../src/app/gitlab/events.ts';
 import { grantNamespace, listNamespaceGrants, revokeNamespace } from '../../src/app/gitlab/grants.ts';
 import { createToken } from '../../src/app/tokens.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { roleOfAccessLevel, statusState } from '../../src/forge/gitlab/forge.ts';
+import { roleOfAccessLevel } from '../../src/forge/gitlab/members.ts';
+import { statusState } from '../../src/forge/gitlab/statuses.ts';
 import { repoIsGranted } from '../../src/store/forge-grants.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { runCli } from '../support/process.ts';
 
 describe('GitLab settings, namespace grants and the small mappings', () => {
   let db: TestDatabase | undefined;
@@ -21,16 +23,19 @@ describe('GitLab settings, namespace grants and the small mappings', () => {
       host: 'gitlab.com',
       token: 't',
       webhookSecret: undefined,
+      createPipelines: false,
     });
     const selfManaged = loadConfig({
       MAINLINE_GITLAB_TOKEN: 't',
       MAINLINE_GITLAB_URL: 'https://git.example.com:8443/',
       MAINLINE_GITLAB_WEBHOOK_SECRET: 's',
+      MAINLINE_GITLAB_CREATE_PIPELINES: 'true',
     }).gitlab;
     expect(selfManaged).toMatchObject({
       url: 'https://git.example.com:8443',
       host: 'git.example.com:8443',
       webhookSecret: 's',
+      createPipelines: true,
     });
     expect(() => loadConfig({ MAINLINE_GITLAB_URL: 'https://gitlab.com' })).toThrow(ConfigError);
     expect(() => loadConfig({ MAINLINE_GITLAB_TOKEN: 't', MAINLINE_GITLAB_URL: 'ftp://x' })).toThrow(
@@ -91,6 +96,34 @@ describe('GitLab settings, namespace grants and the small mappings', () => {
     await revokeNamespace(q, { orgSlug: 'acme', host: 'gitlab.com', namespace: 'acme/backend' });
     expect(await repoIsGranted(q, mine)).toBe(false);
   });
+
+  it('mainline gitlab grant, list (table and --json) and revoke a namespace on the configured host', async () => {
+    db = await createTestDatabase();
+    await createToken(db.database.db, { orgSlug: 'acme', name: 'ci', now: Date.now() });
+    const env = { ...db.env, MAINLINE_GITLAB_TOKEN: 't', MAINLINE_GITLAB_URL: 'https://git.example.com' };
+    const granted = await runCli(['gitlab', 'grant', '--org', 'acme', '--namespace', 'acme/backend'], env);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(granted.stderr).toContain('granted: organization "acme" may act on git.example.com/acme/backend');
+    const again = await runCli(['gitlab', 'grant', '--org', 'acme', '--namespace', 'acme/backend'], env);
+    expect(again.stderr).toContain('already granted');
+    const table = await runCli(['gitlab', 'list'], env);
+    expect(table.stdout.trim().split('\n')).toEqual([
+      'ORG\tHOST\tNAMESPACE',
+      'acme\tgit.example.com\tacme/backend',
+    ]);
+    const json = await runCli(['gitlab', 'list', '--org', 'acme', '--json'], env);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { org: 'acme', host: 'git.example.com', namespace: 'acme/backend', grantedAt: expect.any(String) },
+    ]);
+    const revoked = await runCli(['gitlab', 'revoke', '--org', 'acme', '--namespace', 'acme/backend'], env);
+    expect(revoked.stderr).toContain(
+      'revoked: organization "acme" may no longer act on git.example.com/acme/backend',
+    );
+    expect(await listNamespaceGrants(db.database.db, 'git.example.com')).toEqual([]);
+    const missing = await runCli(['gitlab', 'grant', '--org', 'acme'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('gitlab grant needs --namespace');
+  }, 180_000);
 
   it('maps access levels, job statuses and the webhook token check', () => {
     expect([50, 40, 30, 20, 10, 0].map(roleOfAccessLevel)).toEqual([

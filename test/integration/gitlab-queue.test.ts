@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GITLAB_STATUS_NAME, NOTE_MARKER } from '../../src/forge/gitlab/forge.ts';
+import { GITLAB_STATUS_NAME, NOTE_MARKER } from '../../src/forge/gitlab/report.ts';
 import { GitLabScenario, GL_PATH } from '../support/gitlab-sim/index.ts';
 
 // Real git and HTTP on a shared machine: scenarios take a while.

@@ -36,7 +36,7 @@ describe('a GitLab delivery that cannot be carried out', () => {
     expect(retried.status).toBe(202);
     expect(JSON.parse(retried.body)).toMatchObject({
       duplicate: false,
-      outcome: `statuses at ${sha.slice(0, 12)}: ci=success`,
+      outcome: `statuses at ${sha.slice(0, 12)}: ci=success, gitlab/pipeline=success`,
     });
     await s.settle();
     expect((await s.pr(iid)).state).toBe('merged');

@@ -1,15 +1,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
-import type { GitLabForge } from '../../forge/gitlab/forge.ts';
 import { findGrant } from '../../store/forge-grants.ts';
 import { upsertCommitStatus } from '../../store/git-prs.ts';
+import {
+  deleteDelivery,
+  insertHandledDelivery,
+  pruneDeliveriesWithPrefix,
+  setDeliveryOutcome,
+} from '../../store/github.ts';
 import { findQueue, listQueues } from '../../store/queues.ts';
 import { findRepo } from '../../store/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { commentCommand, pushEvent } from '../github/events.ts';
-import { WriterCache } from '../github/writers.ts';
-import type { Forge, ForgeRepo } from '../ports.ts';
+import type { Forge, ForgeRepo, GitLabEventForge } from '../ports.ts';
 import { applyEvent, queueStateOf } from '../queue/apply.ts';
 import { deliverStatuses } from '../queue/git-api.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
@@ -46,7 +50,6 @@ export function validGitLabToken(secret: string, given: string | undefined): boo
   return timingSafeEqual(a, b);
 }
 
-const writers = new WriterCache();
 /** Roles (roleOfAccessLevel) that may drive the queue: Developer (30) and above. */
 const WRITERS = new Set(['write', 'maintain', 'admin']);
 
@@ -58,7 +61,7 @@ const WRITERS = new Set(['write', 'maintain', 'admin']);
  */
 export async function receiveGitLabDelivery(
   ctx: AppContext,
-  forge: GitLabForge | undefined,
+  forge: GitLabEventForge | undefined,
   routing: Forge,
   delivery: { token: string | undefined; event: string | undefined; uuid: string | undefined; body: Buffer },
 ): Promise<{ id: string; duplicate: boolean; outcome: string }> {
@@ -93,39 +96,28 @@ export async function receiveGitLabDelivery(
   // Repeats are recognised through the GitHub deliveries table under a "gitlab:" id, stored as
   // processed so the GitHub processor never picks them up; pruned with them.
   const id = `gitlab:${delivery.uuid}`;
-  const inserted = await ctx.db
-    .insertInto('github_deliveries')
-    .values({
-      id,
-      event: `gitlab:${delivery.event}`.slice(0, 200),
-      action: typeof payload.object_kind === 'string' ? payload.object_kind : null,
-      payload: '{}',
-      received_at: ctx.now(),
-      processed_at: ctx.now(),
-      outcome: 'processing',
-    })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .executeTakeFirst();
+  const inserted = await insertHandledDelivery(ctx.db, {
+    id,
+    event: `gitlab:${delivery.event}`.slice(0, 200),
+    action: typeof payload.object_kind === 'string' ? payload.object_kind : null,
+    at: ctx.now(),
+  });
   await pruneSeen(ctx);
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
+  if (!inserted) {
     return { id: delivery.uuid, duplicate: true, outcome: 'duplicate' };
   }
   let outcome: string;
   try {
     outcome = await processGitLabEvent(ctx, forge, routing, payload);
   } catch (error) {
-    await ctx.db.deleteFrom('github_deliveries').where('id', '=', id).execute();
+    await deleteDelivery(ctx.db, id);
     // Not the sender's fault: a 503 makes GitLab deliver it again later.
     throw new AppError(
       'SERVICE_UNAVAILABLE',
       `The delivery could not be carried out now: ${(error as Error).message}`,
     );
   }
-  await ctx.db
-    .updateTable('github_deliveries')
-    .set({ outcome: outcome.slice(0, 2000), attempts: 1 })
-    .where('id', '=', id)
-    .execute();
+  await setDeliveryOutcome(ctx.db, id, outcome);
   return { id: delivery.uuid, duplicate: false, outcome };
 }
 
@@ -138,11 +130,7 @@ async function pruneSeen(ctx: AppContext): Promise<void> {
   const now = ctx.now();
   if (now - prunedAt < 3_600_000) return;
   prunedAt = now;
-  await ctx.db
-    .deleteFrom('github_deliveries')
-    .where('id', 'like', 'gitlab:%')
-    .where('received_at', '<', now - KEEP_MS)
-    .execute();
+  await pruneDeliveriesWithPrefix(ctx.db, 'gitlab:', now - KEEP_MS);
 }
 
 /** `group/sub/project` as owner `group/sub` and name `project`. */
@@ -158,7 +146,7 @@ function splitPath(path: string): { owner: string; name: string } | null {
  */
 export async function processGitLabEvent(
   ctx: AppContext,
-  forge: GitLabForge,
+  forge: GitLabEventForge,
   routing: Forge,
   p: GitLabPayload,
 ): Promise<string> {
@@ -184,7 +172,7 @@ export async function processGitLabEvent(
   };
   switch (p.object_kind) {
     case 'merge_request':
-      return mergeRequestEvent(ctx, repo, p);
+      return mergeRequestEvent(ctx, routing, repo, p);
     case 'note':
       return noteEvent(ctx, forge, routing, caller, repo, p);
     case 'pipeline':
@@ -203,7 +191,7 @@ export async function processGitLabEvent(
 /** A pipeline or job changed on a commit: its statuses, as GitLab has them now, go to the queues. */
 async function statusesOf(
   ctx: AppContext,
-  forge: GitLabForge,
+  forge: GitLabEventForge,
   routing: Forge,
   repo: ForgeRepo,
   sha: string,
@@ -223,32 +211,45 @@ async function statusesOf(
   return `statuses at ${sha.slice(0, 12)}: ${statuses.map((s) => `${s.name}=${s.state}`).join(', ') || 'none'}`;
 }
 
-/** New commits on a queued merge request restart it; closing it (not by the queue's merge) cancels it. */
-async function mergeRequestEvent(ctx: AppContext, repo: ForgeRepo, p: GitLabPayload): Promise<string> {
+/**
+ * New commits on a queued merge request restart it; closing it (not by the queue's merge) cancels it;
+ * any other change (an approval, a draft flag, a resolved thread) has its mergeability read again.
+ */
+async function mergeRequestEvent(
+  ctx: AppContext,
+  routing: Forge,
+  repo: ForgeRepo,
+  p: GitLabPayload,
+): Promise<string> {
   const a = p.object_attributes;
   const number = a?.iid;
   if (typeof number !== 'number') return 'ignored: no merge request';
   const done: string[] = [];
   for (const row of await listQueues(ctx.db, [repo.id])) {
-    const state = await queueStateOf(ctx.db, row);
+    const state = await queueStateOf(ctx, row);
     const entry = getPrRecord(state, number);
     if (entry === undefined || isTerminal(entry.state)) continue;
     const head = a?.last_commit?.id?.toLowerCase();
     if (a?.state === 'opened' && head !== undefined && head !== entry.headSha) {
+      await applyEvent(ctx, row.id, { type: 'pr_head_updated', prNumber: number, headSha: head }, ctx.now());
+      done.push(`!${number} head updated in queue ${state.branch}`);
+    } else if (a?.state === 'opened') {
+      const read = await routing.pullRequest(repo, number);
+      if (read === null || read.mergeability === entry.mergeability) continue;
       await applyEvent(
-        ctx.db,
+        ctx,
         row.id,
-        { type: 'pr_head_updated', prNumber: number, headSha: head },
+        { type: 'pr_readiness_changed', prNumber: number, mergeability: read.mergeability },
         ctx.now(),
       );
-      done.push(`!${number} head updated in queue ${state.branch}`);
+      done.push(`!${number} now ${read.mergeability} in queue ${state.branch}`);
     } else if (a?.state === 'closed' || a?.state === 'merged' || a?.state === 'locked') {
       if (a.state === 'merged' && state.merging?.prNumber === number) continue;
       const reason =
         a.state === 'merged'
           ? 'The merge request was merged outside the queue'
           : 'The merge request was closed';
-      await applyEvent(ctx.db, row.id, { type: 'pr_cancelled', prNumber: number, reason }, ctx.now());
+      await applyEvent(ctx, row.id, { type: 'pr_cancelled', prNumber: number, reason }, ctx.now());
       done.push(`!${number} cancelled in queue ${state.branch}`);
     }
   }
@@ -261,7 +262,7 @@ async function mergeRequestEvent(ctx: AppContext, repo: ForgeRepo, p: GitLabPayl
  */
 async function noteEvent(
   ctx: AppContext,
-  forge: GitLabForge,
+  forge: GitLabEventForge,
   routing: Forge,
   caller: Caller,
   repo: ForgeRepo,
@@ -276,13 +277,14 @@ async function noteEvent(
   if (pr === null) return `ignored: !${number} not found on GitLab`;
   const row = await findQueue(ctx.db, repo.id, pr.baseBranch);
   if (row === undefined) return `ignored: no queue for ${pr.baseBranch}`;
-  const state = await queueStateOf(ctx.db, row);
+  const state = await queueStateOf(ctx, row);
   if (!state.settings.commandsEnabled) return `ignored: commands are off for queue ${pr.baseBranch}`;
   const userId = p.user?.id;
   const login = p.user?.username;
   let refusal: string | null;
   if (typeof userId !== 'number' || login === undefined) refusal = 'the note has no author';
   else {
+    const writers = ctx.caches.gitlabWriters;
     const role = writers.get(repo.id, `#${userId}`, ctx.now()) ?? (await forge.accessRole(repo, userId));
     writers.set(repo.id, `#${userId}`, role, ctx.now());
     refusal = WRITERS.has(role)

@@ -1,5 +1,5 @@
+import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { Queryable } from '../../store/db.ts';
 import * as grants from '../../store/forge-grants.ts';
 import { findOrgBySlug } from '../../store/orgs.ts';
 

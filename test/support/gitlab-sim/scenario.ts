@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { grantNamespace } from '../../../src/app/gitlab/grants.ts';
+import { GitLabSimulator } from '../../../src/demo/gitlab-sim/simulator.ts';
 import { GitRepositoryForge } from '../../../src/forge/git-repository-forge.ts';
 import { GitHubForge } from '../../../src/forge/github/index.ts';
 import { GitLabForge } from '../../../src/forge/gitlab/forge.ts';
@@ -9,7 +10,7 @@ import { RoutingForge } from '../../../src/forge/router.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../../src/runner/queue-runner.ts';
 import { repoIsGranted } from '../../../src/store/forge-grants.ts';
 import { buildTestApp, type TestApp } from '../app.ts';
-import { GitLabSimulator } from './simulator.ts';
+import { createQueueWith, runUntilIdle } from '../scenario-queue.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 export const GL_SECRET = 'gitlab-webhook-secret-for-tests';
@@ -36,7 +37,7 @@ export class GitLabScenario {
     this.token = token;
     this.forge = forge;
     this.runner = new QueueRunner(
-      { db: t.db.database.db, config: t.config, now: () => this.clock },
+      { db: t.db.database.db, config: t.config, now: () => this.clock, caches: t.caches },
       forge,
       silent,
     );
@@ -47,6 +48,14 @@ export class GitLabScenario {
     options: {
       files?: Record<string, string>;
       mergeMethod?: 'merge' | 'rebase_merge' | 'ff';
+      /** The project's "Pipelines must succeed" setting. */
+      pipelinesMustSucceed?: boolean;
+      /** Approvals each merge request needs. */
+      approvalsRequired?: number;
+      /** The forge creates test branches' pipelines through the API (MAINLINE_GITLAB_CREATE_PIPELINES). */
+      createPipelines?: boolean;
+      /** Git over the simulator's HTTP (token as basic auth) instead of the bare repository's path. */
+      httpRemote?: boolean;
       /** Leave the organization without the grant of the namespace (and without a queue). */
       ungranted?: boolean;
     } = {},
@@ -58,6 +67,8 @@ export class GitLabScenario {
         '.mainline.yaml': 'merge:\n  required_statuses: [ci]\n',
       },
       ...(options.mergeMethod === undefined ? {} : { mergeMethod: options.mergeMethod }),
+      onlyAllowMergeIfPipelineSucceeds: options.pipelinesMustSucceed ?? false,
+      approvalsRequired: options.approvalsRequired ?? 0,
     });
     let scenario: GitLabScenario | undefined;
     const now = () => scenario?.clock ?? Date.UTC(2026, 10, 2, 9);
@@ -75,7 +86,13 @@ export class GitLabScenario {
           const gitlab = new GitLabForge({
             client: { baseUrl: sim.url, token: GL_TOKEN, log: silent, retryBaseMs: 1 },
             mirrorRoot: join(config.gitRoot, '.gitlab'),
-            remoteUrl: (repo) => sim.remote(`${repo.owner}/${repo.name}`),
+            ...(options.httpRemote === true
+              ? {}
+              : {
+                  remoteUrl: (repo: { owner: string; name: string }) =>
+                    sim.remote(`${repo.owner}/${repo.name}`),
+                }),
+            createPipelines: options.createPipelines ?? false,
           });
           forge = new RoutingForge(
             new GitRepositoryForge({ root: config.gitRoot, db: db.database.db, now }),
@@ -101,16 +118,7 @@ export class GitLabScenario {
       namespace: 'acme',
       now: scenario.clock,
     });
-    const created = await scenario.post('/v1/createQueue', { repo: GL_REPO, targetBranch: 'main' });
-    expect(created.statusCode, created.body).toBe(200);
-    if (Object.keys(settings).length > 0) {
-      const updated = await scenario.post('/v1/updateQueue', {
-        repo: GL_REPO,
-        targetBranch: 'main',
-        ...settings,
-      });
-      expect(updated.statusCode, updated.body).toBe(200);
-    }
+    await createQueueWith((url, body) => scenario.post(url, body), GL_REPO, settings);
     return scenario;
   }
 
@@ -145,17 +153,10 @@ export class GitLabScenario {
   /** Lets time pass, then runs the queue (webhooks are processed as they arrive) until it is idle. */
   async settle(): Promise<void> {
     this.clock += OBSERVE_EVERY_MS;
-    for (let i = 0; i < 30; i++) {
+    await runUntilIdle(this.t.db.database.db, async () => {
       await this.runner.runOnce();
       await this.sim.flush();
-      const pending = await this.t.db.database.db
-        .selectFrom('queue_actions')
-        .select('id')
-        .where('done_at', 'is', null)
-        .execute();
-      if (pending.length === 0) return;
-    }
-    throw new Error('the queue did not settle in 30 passes');
+    });
   }
 
   async pr(n: number) {
@@ -213,11 +214,29 @@ export class GitLabScenario {
     return sha;
   }
 
+  /** The test runs merge request n was tested in, oldest first, as its history names them. */
+  async runsOf(n: number): Promise<string[]> {
+    const pr = (await this.pr(n)) as { history?: { reason: string }[] };
+    const ids = (pr.history ?? []).flatMap((h) => /testing in run (\S+)/.exec(h.reason)?.[1] ?? []);
+    return [...new Set(ids)];
+  }
+
+  /** getMergeQueueTestingDetails of a run of the queue of main. */
+  async testingDetails(testRunId: string | undefined) {
+    const res = await this.post('/v1/getMergeQueueTestingDetails', {
+      repo: GL_REPO,
+      targetBranch: 'main',
+      testRunId,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  }
+
   async listPrs(): Promise<{ number: number; state: string }[]> {
     const res = await this.post('/v1/listPullRequests', { repo: GL_REPO, targetBranch: 'main' });
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json() as { pullRequests?: { number: number; state: string }[] };
-    return (body.pullRequests ?? []).map((p) => ({ number: p.number, state: p.state }));
+    const body = res.json() as { pullRequests?: { prNumber: number; state: string }[] };
+    return (body.pullRequests ?? []).map((p) => ({ number: p.prNumber, state: p.state }));
   }
 
   async close(): Promise<void> {

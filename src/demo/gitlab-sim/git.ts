@@ -54,6 +54,8 @@ export class BareRepo {
 
   async init(defaultBranch: string): Promise<void> {
     await this.run(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, this.gitDir]);
+    // GitLab takes push options (ci.skip); a local remote refuses them unless told to.
+    await this.run(['--git-dir', this.gitDir, 'config', 'receive.advertisePushOptions', 'true']);
   }
 
   /** The commit a ref points at, or null. */
