@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 
 /** The all-tests list's filter (web dashboard `…/tests`): every part optional (''). */
 export interface AllTestsFilter {

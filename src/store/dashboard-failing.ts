@@ -1,7 +1,7 @@
 // The dashboard's failing-tests page: tests that failed in a window, read from the failure rollups
 // (test_failure_hours, store/rollups.ts), never from the results.
 import { sql } from 'kysely';
-import { keyChunks, type Queryable } from './db.ts';
+import { keyChunks, type Queryable } from '../db/bulk.ts';
 import { hourOf } from './rollups.ts';
 
 export interface FailingEntry {

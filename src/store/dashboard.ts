@@ -1,5 +1,5 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
 import type { DashboardRepoDaysTable } from './schema.ts';
 
 /** The dashboard's reads (and its one cache table). Every query here is indexed; see docs/dashboard.md. */

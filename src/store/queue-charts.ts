@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 
 /**
  * The queue page's charts come from what the queue engine already keeps: finished PRs and runs moved

@@ -76,3 +76,10 @@ export function badge(value: string): Html {
   const key = value.toLowerCase().replace(/[^a-z_]/g, '');
   return html`<span class="badge badge-${key}">${value.replaceAll('_', ' ')}</span>`;
 }
+
+/** A test's duration: "420 ms", "3.4 s", then as `duration` ("2 min"). */
+export function testDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return duration(ms);
+}

@@ -12,7 +12,7 @@ import { pathSegments, repoTargets } from './paths.ts';
  *
  * - `GET /{org}`: the organization's overview; `{org}` is an organization slug in any case
  *   (app/tokens.ts ORG_SLUG_PATTERN), but not `v1`, the API's prefix.
- * - `GET /{org}/repos/{host}/{owner…}/{name}[/failing | /tests | /settings | /tests/{id} | /queues/{branch}[/settings | /runs/{id} |
+ * - `GET /{org}/repos/{host}/{owner…}/{name}[/failing | /tests | /durations | /settings | /tests/{id} | /queues/{branch}[/settings | /runs/{id} |
  *   /prs/{n}] | /pulls/{n}]` and `POST …/tests/{id}/quarantine | flag`
  *   or `…/settings` / `…/queues/{branch}/settings` (web/paths.ts, repoTargets).
  * - `GET /{org}/flaky-tests/test/{id}`: the link trunk-analytics-cli prints for a test.

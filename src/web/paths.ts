@@ -17,6 +17,7 @@ export const paths = {
   pull: (org: string, repo: RepoRef, n: number) => `${repositoryHtmlUrl('', org, repo)}/pulls/${n}`,
   failing: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/failing`,
   allTests: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/tests`,
+  durations: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/durations`,
   settings: (org: string, repo: RepoRef) => `${repositoryHtmlUrl('', org, repo)}/settings`,
   queueSettings: (org: string, repo: RepoRef, branch: string) => `${paths.queue(org, repo, branch)}/settings`,
   webhooks: (org: string) => `/${encodeURIComponent(org)}/webhooks`,
@@ -29,6 +30,7 @@ export type RepoRoute =
   | { readonly page: 'repo' }
   | { readonly page: 'failing' }
   | { readonly page: 'tests' }
+  | { readonly page: 'durations' }
   | { readonly page: 'settings' }
   | { readonly page: 'test'; readonly testId: string }
   | { readonly page: 'test-action'; readonly testId: string; readonly action: 'quarantine' | 'flag' }
@@ -51,6 +53,7 @@ function routeOf(tail: readonly string[]): RepoRoute | undefined {
   if (tail.length === 0) return { page: 'repo' };
   if (tail.length === 1 && a === 'failing') return { page: 'failing' };
   if (tail.length === 1 && a === 'tests') return { page: 'tests' };
+  if (tail.length === 1 && a === 'durations') return { page: 'durations' };
   if (tail.length === 1 && a === 'settings') return { page: 'settings' };
   if (tail.length === 2 && a === 'tests' && b) return { page: 'test', testId: b };
   if (tail.length === 2 && a === 'queues' && b) return { page: 'queue', branch: b };

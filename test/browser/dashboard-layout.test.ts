@@ -1,8 +1,8 @@
 // Issue 28, second part: table layout in a real browser (Chromium through playwright-core) against a
 // real server on loopback, seeded only through the HTTP API. A test with a very long classname used
 // to squeeze the Status column of the repository page to one word a line at 1280 px and push
-// "Status since" out of view. On the repository page, the all-tests and failing-tests pages and the
-// settings form, at 1280 px and 390 px: no word sticks out of its table cell (no cell is narrower than
+// "Status since" out of view. On the repository page, the all-tests, failing-tests and durations pages
+// and the settings form, at 1280 px and 390 px: no word sticks out of its table cell (no cell is narrower than
 // its longest word allows), no table is wider than its box at 1280 px, the Status column keeps its
 // room, and the page is never wider than the screen. The settings form is also used as a person
 // would, without scripts. Screenshots go to the artifacts' screenshots/layout-*.png (support.ts).
@@ -30,7 +30,7 @@ describe('dashboard tables in a browser', () => {
   let url: string;
 
   const uploadResults = async (
-    cases: { name: string; classname?: string; file?: string; fail?: string | false }[],
+    cases: { name: string; classname?: string; file?: string; fail?: string | false; time?: number }[],
     sha: string,
   ) => {
     const body = multipart(
@@ -89,9 +89,16 @@ describe('dashboard tables in a browser', () => {
             classname: LONG_CLASS,
             file: 'src/payments/integration/checkout/refund-workflow-end-to-end.test.ts',
             fail,
+            time: 12.5,
           },
-          { name: 'test_login', classname: 'auth.LoginSpec', file: 'src/auth/login.test.ts', fail },
-          { name: 'test_ok' },
+          {
+            name: 'test_login',
+            classname: 'auth.LoginSpec',
+            file: 'src/auth/login.test.ts',
+            fail,
+            time: 0.8,
+          },
+          { name: 'test_ok', time: 0.05 },
         ],
         sha,
       );
@@ -119,6 +126,7 @@ describe('dashboard tables in a browser', () => {
     ['repo', BASE],
     ['all-tests', `${BASE}/tests`],
     ['failing', `${BASE}/failing?window=7d`],
+    ['durations', `${BASE}/durations`],
     ['settings', `${BASE}/settings`],
   ] as const;
 

@@ -4,42 +4,14 @@
 // are close, a reload script allowed by hash in the page's CSP), and a run page whose "Depends on
 // PRs" says when such a PR merged.
 import { createHash } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.ts';
+import { getPage as get, tableRows as rowsOf, signIn } from '../support/dashboard.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-async function signIn(t: TestApp, token: string): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: FORM,
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(303);
-  return String(res.headers['set-cookie']).split(';')[0] as string;
-}
-
-const get = (t: TestApp, url: string, cookie?: string): Promise<LightMyRequestResponse> =>
-  t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
-
-/** The rows of the page's first table body, as their cells' text. */
-function rowsOf(body: string): string[][] {
-  const tbody = body.match(/<tbody>([\s\S]*?)<\/tbody>/)?.[1] ?? '';
-  return [...tbody.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((r) =>
-    [...(r[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) =>
-      (c[1] ?? '')
-        .replace(/<[^>]+>/g, ' ')
-        .replace(/\s+/g, ' ')
-        .trim(),
-    ),
-  );
-}
 
 describe('the failing-tests page', () => {
   let t: TestApp;

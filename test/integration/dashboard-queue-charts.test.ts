@@ -1,6 +1,6 @@
 // Issue 28: the queue page's charts (merged per hour, time in queue p50/p95, failures and flakes),
 // server-rendered SVG from the queue's finished PRs and runs (live and archived) and its
-// flake-protection judgements, over the last 24 hours.
+// flake-protection judgements, over the last 24 hours (hourly) or 7 and 30 days (daily).
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartsOf, HOUR_MS, hourFigures, percentile } from '../../src/app/dashboard/queue-charts.ts';
@@ -182,6 +182,59 @@ describe('the queue page charts', () => {
       '0',
       '1',
     ]);
+  });
+
+  it('counts the run failed by a flaky test in the impact figures: overview, repository and durations pages', async () => {
+    expect((await get(s, '/acme', cookie)).body).toContain(
+      '<dt>Queue runs failed by flakes, 7 d</dt><dd>1</dd>',
+    );
+    expect((await get(s, base, cookie)).body).toContain('1 merge-queue run failed by flaky tests.');
+    const durations = (await get(s, `${base}/durations`, cookie)).body;
+    expect(series(chartLabel(durations, 'chart-flaky-runs'), 'daily from Oct 4 (UTC): ').at(-1)).toBe('1');
+  });
+
+  it('shows 7 and 30 days day by day, from the same hours, beyond the 24-hour view', async () => {
+    const week = (await get(s, `${base}/queues/main?charts=7d`, cookie)).body;
+    expect(week).toContain('<h2 id="queue-charts">Last 7 days</h2>');
+    expect(week).toContain(`<a href="${base}/queues/main?charts=30d#queue-charts">30 days</a>`);
+    expect(week).toContain(
+      `<a href="${base}/queues/main?charts=7d#queue-charts" aria-current="page">7 days</a>`,
+    );
+    const merged = chartLabel(week, 'chart-merged');
+    expect(series(merged, 'last 7 days, daily from Oct 27 (UTC): ')).toEqual([
+      '0',
+      '0',
+      '0',
+      '0',
+      '0',
+      '0',
+      '2',
+    ]);
+    const failures = chartLabel(week, 'chart-failures');
+    expect(series(failures, 'daily from Oct 27 (UTC): ').at(-1)).toBe('1');
+    expect(series(failures, 'flaky failures: ').at(-1)).toBe('1');
+    expect(series(chartLabel(week, 'chart-time-in-queue'), ' p95 ').at(-1)).toMatch(/^3\d min$/);
+    // Three days on, the 24-hour view is empty; the day views still hold November 2.
+    s.clock = start + 3 * 24 * HOUR + HOUR;
+    const later = await signIn(s);
+    const day = (await get(s, `${base}/queues/main`, later)).body;
+    expect(chartLabel(day, 'chart-merged')).toContain('0 in all');
+    const again = (await get(s, `${base}/queues/main?charts=7d`, later)).body;
+    expect(series(chartLabel(again, 'chart-merged'), 'daily from Oct 30 (UTC): ')).toEqual([
+      '0',
+      '0',
+      '0',
+      '2',
+      '0',
+      '0',
+      '0',
+    ]);
+    const month = (await get(s, `${base}/queues/main?charts=30d`, later)).body;
+    const perDay = series(chartLabel(month, 'chart-merged'), 'last 30 days, daily from Oct 7 (UTC): ');
+    expect(perDay).toHaveLength(30);
+    expect(perDay[26]).toBe('2');
+    expect(perDay.filter((v) => v !== '0')).toEqual(['2']);
+    s.clock = start + 3 * HOUR + 15 * MIN;
   });
 
   it('is a page of the caller’s organization only', async () => {

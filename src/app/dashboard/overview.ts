@@ -17,6 +17,7 @@ import { countFailing } from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { queueStateOf } from '../queue/apply.ts';
 import type { Repository } from '../repositories.ts';
+import { type Impact, repoImpact } from './impact.ts';
 import { type DayFigures, figuresAt } from './trend.ts';
 
 const HOUR_MS = 3_600_000;
@@ -56,6 +57,8 @@ export interface RepoOverview {
   /** Tests that failed in the last 24 hours (whole hours, as the failing-tests page counts). */
   readonly failing24h: number;
   readonly queues: QueueSummary[];
+  /** What flaky tests cost over the last IMPACT_DAYS days. */
+  readonly impact: Impact;
 }
 
 /**
@@ -144,6 +147,11 @@ export async function organizationOverview(ctx: AppContext, caller: Caller): Pro
       now,
     );
     const last = days.at(-1);
+    const mine = await Promise.all(
+      queues
+        .filter((q) => q.repo_id === repository.id)
+        .map(async (q) => ({ row: q, state: await queueStateOf(ctx, q) })),
+    );
     out.push({
       repository,
       tests,
@@ -152,17 +160,17 @@ export async function organizationOverview(ctx: AppContext, caller: Caller): Pro
       lastUploadAt: await lastUploadAt(ctx.db, repository.id),
       failing24h: await countFailing(ctx.db, repository.id, since, now + HOUR_MS),
       queues: await Promise.all(
-        queues
-          .filter((q) => q.repo_id === repository.id)
-          .map(async (q) => {
-            const state = await queueStateOf(ctx.db, q);
-            return {
-              branch: q.branch,
-              state: queueStateName(state),
-              depth: listQueuedPrs(state).length,
-              merged24h: await mergedSince(ctx, q.id, state, since),
-            };
-          }),
+        mine.map(async ({ row, state }) => ({
+          branch: row.branch,
+          state: queueStateName(state),
+          depth: listQueuedPrs(state).length,
+          merged24h: await mergedSince(ctx, row.id, state, since),
+        })),
+      ),
+      impact: await repoImpact(
+        ctx,
+        repository.id,
+        mine.map(({ row, state }) => ({ id: row.id, state })),
       ),
     });
   }

@@ -109,10 +109,7 @@ export function chartsOf(rows: readonly ChartHourRow[], truncated = false): Queu
 }
 
 /**
- * The queue page's charts of the last CHART_HOURS hours. Hours cached in queue_chart_hours are used
- * as they are when final (or recent); the others are computed in one pass from the finished PRs and
- * runs still in the live state, those archived since the earliest of them, and the judgements since
- * then, and stored (docs/dashboard.md, "Queue charts").
+ * The queue page's charts of the last CHART_HOURS hours, hour by hour (docs/dashboard.md, "Queue charts").
  */
 export async function queueCharts(
   ctx: AppContext,
@@ -120,8 +117,60 @@ export async function queueCharts(
   state: QueueState,
   now: number,
 ): Promise<QueueCharts> {
-  const first = Math.floor(now / HOUR_MS) * HOUR_MS - (CHART_HOURS - 1) * HOUR_MS;
-  const hours = Array.from({ length: CHART_HOURS }, (_, i) => first + i * HOUR_MS);
+  const { rows, truncated } = await queueChartRows(ctx, queueId, state, now, CHART_HOURS);
+  return chartsOf(rows, truncated);
+}
+
+/** Days the longer views of the queue charts cover, by their query value. */
+export const CHART_DAY_VIEWS = { '7d': 7, '30d': 30 } as const;
+export type ChartDayView = keyof typeof CHART_DAY_VIEWS;
+
+/**
+ * The queue's charts over the last `days` UTC days, day by day (the current day last, so far): the
+ * same cached hours summed per day, the percentiles taken over the day's merged PRs.
+ */
+export async function queueDayCharts(
+  ctx: AppContext,
+  queueId: string,
+  state: QueueState,
+  now: number,
+  days: number,
+): Promise<QueueCharts> {
+  const { rows, truncated } = await queueChartRows(ctx, queueId, state, now, hoursOfDays(now, days));
+  const byDay = new Map<number, { -readonly [K in keyof ChartHourRow]: ChartHourRow[K] }>();
+  for (const r of rows) {
+    const day = Math.floor(r.hour / (24 * HOUR_MS)) * 24 * HOUR_MS;
+    const d = byDay.get(day) ?? { hour: day, merged: 0, waits: [], failed: 0, flaky: 0, computedAt: now };
+    d.merged += r.merged;
+    d.waits.push(...r.waits);
+    d.failed += r.failed;
+    d.flaky += r.flaky;
+    byDay.set(day, d);
+  }
+  for (const d of byDay.values()) d.waits.sort((a, b) => a - b);
+  return chartsOf([...byDay.values()], truncated);
+}
+
+/** The hours from the start of the UTC day `days - 1` days ago to the current hour. */
+export function hoursOfDays(now: number, days: number): number {
+  return (days - 1) * 24 + (Math.floor(now / HOUR_MS) % 24) + 1;
+}
+
+/**
+ * The figures of the last `count` hours (the current one last). Hours cached in queue_chart_hours
+ * are used as they are when final (or recent); the others are computed in one pass from the
+ * finished PRs and runs still in the live state, those archived since the earliest of them, and the
+ * judgements since then, and stored.
+ */
+export async function queueChartRows(
+  ctx: AppContext,
+  queueId: string,
+  state: QueueState,
+  now: number,
+  count: number,
+): Promise<{ rows: ChartHourRow[]; truncated: boolean }> {
+  const first = Math.floor(now / HOUR_MS) * HOUR_MS - (count - 1) * HOUR_MS;
+  const hours = Array.from({ length: count }, (_, i) => first + i * HOUR_MS);
   const cached = new Map((await chartHours(ctx.db, queueId, first)).map((r) => [r.hour, r]));
   const fresh = (hour: number) => {
     const r = cached.get(hour);
@@ -152,7 +201,7 @@ export async function queueCharts(
     truncated = [archivedPrs, archivedRuns, judged].some((rows) => rows.length >= MAX_ROWS);
     const computed = hourFigures(
       since,
-      (first + CHART_HOURS * HOUR_MS - since) / HOUR_MS,
+      (first + count * HOUR_MS - since) / HOUR_MS,
       [...prs.values()],
       [...runs.values()],
       judged,
@@ -165,5 +214,5 @@ export async function queueCharts(
   const rows = hours.map(
     (hour) => cached.get(hour) ?? { hour, merged: 0, waits: [], failed: 0, flaky: 0, computedAt: now },
   );
-  return chartsOf(rows, truncated);
+  return { rows, truncated };
 }

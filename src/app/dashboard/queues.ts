@@ -21,7 +21,13 @@ import { findQueueOf } from '../queue/queues.ts';
 import { testingDetails } from '../queue/reads.ts';
 import { queueConfigRecord } from '../queue/records.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
-import { type QueueCharts, queueCharts } from './queue-charts.ts';
+import {
+  CHART_DAY_VIEWS,
+  type ChartDayView,
+  type QueueCharts,
+  queueCharts,
+  queueDayCharts,
+} from './queue-charts.ts';
 
 const RECENT = 25;
 
@@ -37,16 +43,62 @@ export interface QueuePage {
   /** Test runs, newest first; archived ones are finished runs taken out of the live state. */
   readonly runs: { run: TestRun; archived: boolean }[];
   readonly targetHead: string;
-  /** Whether the repository's queue acts on GitHub, or on the plain-git forge (src/forge/router.ts). */
-  readonly onGitHub: boolean;
-  /** Merged per hour, time in queue, failures and flakes over the last hours. */
+  /** The forge the repository's queue acts on (src/forge/router.ts). */
+  readonly forge: QueueForge;
+  /** Merged, time in queue, failures and flakes: hour by hour over 24 h, or day by day (`chartView`). */
   readonly charts: QueueCharts;
+  readonly chartView: ChartView;
 }
 
-/** The forge the queue of this repository acts on, by the same rule as the forge router. */
-export function isOnGitHub(ctx: AppContext, ref: RepoRef): boolean {
-  const gh = ctx.config.github;
-  return gh !== undefined && ref.host.toLowerCase() === gh.host.toLowerCase();
+/** The charts' window: the last 24 hours (hourly), or 7 or 30 days (daily). */
+export type ChartView = '24h' | ChartDayView;
+
+/** A forge a queue can act on: GitHub, GitLab, or the built-in plain-git forge. */
+export type QueueForge = 'github' | 'gitlab' | 'git';
+
+/**
+ * The forge the queue of this repository acts on, by the forge router's rule: the configured GitLab
+ * host first (it wins over an equal GitHub host), then the GitHub host, else plain git.
+ */
+export function queueForgeOf(
+  config: Pick<AppContext['config'], 'github' | 'gitlab'>,
+  ref: RepoRef,
+): QueueForge {
+  const host = ref.host.toLowerCase();
+  if (config.gitlab !== undefined && host === config.gitlab.host.toLowerCase()) return 'gitlab';
+  if (config.github !== undefined && host === config.github.host.toLowerCase()) return 'github';
+  return 'git';
+}
+
+/**
+ * The queue settings that act on some forges only, and how they act on each (a forge not named: no
+ * effect there). As the forges implement them: the plain-git forge talks back to nobody, and the
+ * GitLab forge has notes, /mainline commands and a commit status but no draft merge requests or labels.
+ */
+export const FORGE_SETTINGS: Readonly<Record<string, Partial<Record<QueueForge, string>>>> = {
+  commentsEnabled: { github: 'a comment on the pull request', gitlab: 'a note on the merge request' },
+  commandsEnabled: {
+    github: '/mainline merge and /mainline cancel in a pull request comment',
+    gitlab: '/mainline merge and /mainline cancel in a merge request comment',
+  },
+  statusCheckEnabled: {
+    github: 'the commit status mainline/merge-queue on the head',
+    gitlab:
+      'the commit status mainline/merge-queue on the head; none while the project requires pipelines to succeed',
+  },
+  createPrsForTestingBranches: { github: 'a draft pull request per test branch' },
+  extensionEnabled: { github: 'GitHub labels' },
+  labelCommandsEnabled: { github: 'GitHub labels' },
+  stateLabelsEnabled: { github: 'GitHub labels' },
+  enqueueingLabel: { github: 'GitHub labels' },
+};
+
+/** How a queue setting acts on this forge: always for one not in FORGE_SETTINGS, null when it has no effect there. */
+export function settingEffect(forge: QueueForge, key: string): { how: string | undefined } | null {
+  const per = FORGE_SETTINGS[key];
+  if (per === undefined) return { how: undefined };
+  const how = per[forge];
+  return how === undefined ? null : { how };
 }
 
 /** The merge queue of one target branch: its settings, the PRs in it and the recent test runs. */
@@ -56,6 +108,7 @@ export async function queuePage(
   forge: Forge,
   ref: RepoRef,
   branch: string,
+  chartView: ChartView = '24h',
 ): Promise<QueuePage> {
   const repository = await findRepository(ctx.db, caller, ref);
   const queue = await findQueueOf(ctx, caller, ref, branch);
@@ -91,8 +144,12 @@ export async function queuePage(
     finished,
     runs,
     targetHead: state.targetHead,
-    onGitHub: isOnGitHub(ctx, ref),
-    charts: await queueCharts(ctx, queue.row.id, state, ctx.now()),
+    forge: queueForgeOf(ctx.config, ref),
+    charts:
+      chartView === '24h'
+        ? await queueCharts(ctx, queue.row.id, state, ctx.now())
+        : await queueDayCharts(ctx, queue.row.id, state, ctx.now(), CHART_DAY_VIEWS[chartView]),
+    chartView,
   };
 }
 
@@ -157,7 +214,7 @@ export async function pullPage(
   const pull = await findPullRequest(ctx.db, repository.id, prNumber);
   const submissions: { branch: string; entry: PrEntry }[] = [];
   for (const q of await listQueues(ctx.db, [repository.id])) {
-    const state = await queueStateOf(ctx.db, q);
+    const state = await queueStateOf(ctx, q);
     const entry = getPrRecord(state, prNumber) ?? (await archivedPr(ctx.db, q.id, prNumber));
     if (entry !== undefined) submissions.push({ branch: q.branch, entry });
   }

@@ -17,7 +17,10 @@ import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findTest } from '../health/read.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';
+import { queueStateOf } from '../queue/apply.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
+import { testDurationTrend } from './durations.ts';
+import { type Impact, repoImpact } from './impact.ts';
 import { dayStart } from './overview.ts';
 
 export const PAGE_SIZE = 50;
@@ -42,6 +45,8 @@ export interface UnhealthyPage {
   readonly page: number;
   readonly pages: number;
   readonly queues: string[];
+  /** What flaky tests cost over the last IMPACT_DAYS days. */
+  readonly impact: Impact;
 }
 
 /**
@@ -76,8 +81,14 @@ export async function unhealthyTestsPage(
     ids = all.slice(at.offset, at.offset + PAGE_SIZE);
   }
   const rows = await listRows(ctx.db, ids);
-  const queues = (await listQueues(ctx.db, [repository.id])).map((q) => q.branch);
-  return { repository, counts, total, rows, page: at.page, pages: at.pages, queues };
+  const rowsOfQueues = await listQueues(ctx.db, [repository.id]);
+  const impact = await repoImpact(
+    ctx,
+    repository.id,
+    await Promise.all(rowsOfQueues.map(async (q) => ({ id: q.id, state: await queueStateOf(ctx, q) }))),
+  );
+  const queues = rowsOfQueues.map((q) => q.branch);
+  return { repository, counts, total, rows, page: at.page, pages: at.pages, queues, impact };
 }
 
 export interface FailureGroup {
@@ -96,6 +107,8 @@ export interface TestPage {
   readonly failures: FailureGroup[];
   /** CHART_DAYS days, oldest first. */
   readonly daily: (DailyOutcomeRow & { start: number })[];
+  /** Mean duration of its timed attempts per UTC day over 30 days, oldest first (null: none). */
+  readonly durations: { start: number; meanMs: number | null; count: number }[];
   readonly history: TestCaseEventRow[];
 }
 
@@ -165,6 +178,7 @@ export async function testPage(
     failureRate7d,
     failures,
     daily,
+    durations: await testDurationTrend(ctx, repository.id, test.ordinal),
     history: await listEvents(ctx.db, test.id, undefined, HISTORY_SHOWN),
   };
 }

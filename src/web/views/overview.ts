@@ -1,6 +1,6 @@
 import type { RepoOverview } from '../../app/dashboard/overview.ts';
 import { miniBars, sparkline } from '../charts.ts';
-import { badge, plural, shortDay, time } from '../format.ts';
+import { badge, duration, plural, shortDay, time } from '../format.ts';
 import { type Html, html, join } from '../html.ts';
 import { paths } from '../paths.ts';
 import { page, type Viewer } from './layout.ts';
@@ -45,6 +45,9 @@ ${figure('Broken', r.now.broken, `${repoHref}?show=broken`)}
 ${figure('Quarantined', r.now.quarantined, `${repoHref}?show=quarantined`)}
 ${figure('Failing in 24 h', r.failing24h, paths.failing(org, r.repository))}
 ${figure('Tests tracked', r.tests === null ? '—' : r.tests, paths.allTests(org, r.repository))}
+${figure('Retried failures, 7 d', r.impact.retriedFailures, paths.durations(org, r.repository))}
+${figure('CI time lost, 7 d', duration(r.impact.retriedMs), paths.durations(org, r.repository))}
+${figure('Queue runs failed by flakes, 7 d', r.impact.flakyRuns)}
 </dl>
 <div><h3>Last 14 days</h3>
 <ul class="trends">
@@ -81,7 +84,7 @@ export function overviewView(css: string, viewer: Viewer, repos: readonly RepoOv
   const body =
     repos.length === 0
       ? html`<p>No repositories yet. A repository appears with its first test-results upload, <code>createQueue</code>, or <code>POST /v1/repositories/create</code>.</p>`
-      : html`<p class="hint">Counts are now. Each line shows the last 14 days (UTC), oldest to newest, scaled to its own highest value (named in the line's title); the number after it is today’s. Uploads are test-result uploads (CI runs) per day.</p>
+      : html`<p class="hint">Counts are now. Each line shows the last 14 days (UTC), oldest to newest, scaled to its own highest value (named in the line's title); the number after it is today’s. Uploads are test-result uploads (CI runs) per day. Retried failures are failed attempts of tests that passed on a retry in the same upload, and CI time lost their durations; queue runs failed by flakes are merge-queue test runs flake protection judged flaky (7 days, UTC, today included).</p>
 <ul class="repo-cards">${repos.map((r) => repoCard(org, r))}</ul>`;
   return page({ title: 'Repositories', viewer, css, crumbs: [{ label: org }] }, body);
 }

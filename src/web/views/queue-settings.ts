@@ -1,30 +1,22 @@
+import { type QueueForge, settingEffect } from '../../app/dashboard/queues.ts';
 import type { Repository } from '../../app/repositories.ts';
 import { type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
 import { QUEUE_CHOICES } from '../queue-settings-form.ts';
 import type { FormValues } from '../settings-form.ts';
 import { csrfField, page, type Viewer } from './layout.ts';
+import { noEffectOn } from './queue.ts';
 
 export interface QueueSettingsViewData {
   readonly repository: Repository;
   readonly branch: string;
-  readonly onGitHub: boolean;
+  /** The forge the queue acts on: settings it does not act on are marked. */
+  readonly forge: QueueForge;
   readonly values: FormValues;
   /** Messages by field name; `''` holds those of no one field. */
   readonly errors: ReadonlyMap<string, readonly string[]>;
   readonly saved: boolean;
 }
-
-const GITHUB_ONLY = new Set([
-  'createPrsForTestingBranches',
-  'commentsEnabled',
-  'commandsEnabled',
-  'statusCheckEnabled',
-  'extensionEnabled',
-  'labelCommandsEnabled',
-  'stateLabelsEnabled',
-  'enqueueingLabel',
-]);
 
 const fieldId = (name: string) => `q-${name}`;
 
@@ -35,7 +27,9 @@ export function queueSettingsView(css: string, viewer: Viewer, data: QueueSettin
   const name = `${repo.host}/${repo.owner}/${repo.name}`;
   const v = data.values;
   const note = (field: string) =>
-    !data.onGitHub && GITHUB_ONLY.has(field) ? html`<span class="hint">no effect on plain git</span>` : '';
+    settingEffect(data.forge, field) === null
+      ? html`<span class="hint">${noEffectOn(data.forge)}</span>`
+      : '';
   const errorOf = (field: string): Html | '' => {
     const messages = data.errors.get(field);
     return messages === undefined
@@ -89,7 +83,7 @@ ${input('batchingMaxSize', 'Batching max size (batches grow up to it while the q
 ${select('mergeMethod', 'Merge method')}
 ${select('directMergeMode', 'Direct merge')}
 </fieldset>
-<fieldset><legend>On GitHub</legend>
+<fieldset><legend>On the forge</legend>
 ${checkbox('commentsEnabled', 'Comments')}
 ${checkbox('commandsEnabled', 'Commands')}
 ${checkbox('statusCheckEnabled', 'Status check')}

@@ -2,6 +2,7 @@ import type { ListQuery, UnhealthyPage } from '../../app/dashboard/tests.ts';
 import { badge, plural, time } from '../format.ts';
 import { html } from '../html.ts';
 import { paths } from '../paths.ts';
+import { impactLine } from './durations.ts';
 import { page, type Viewer } from './layout.ts';
 
 const SHOWS = [
@@ -85,8 +86,9 @@ ${data.page < data.pages ? html`<a href="${listHref(base, q, { page: data.page +
       : html`<p>Merge queues: ${data.queues.map((b, i) => html`${i > 0 ? ', ' : ''}<a href="${paths.queue(org, repo, b)}">${b}</a>`)}</p>`;
   const shown = SHOWS.find((s) => s.key === q.show)?.label ?? 'Unhealthy';
   const body = html`<p><a href="${paths.failing(org, repo)}">Failing tests</a> <span class="hint">— every test that failed in the last 24 hours or 7 days, healthy or not</span></p>
-<p><a href="${paths.allTests(org, repo)}">All tests</a> <span class="hint">— search every test by name, class, file or code owner</span> · <a href="${paths.settings(org, repo)}">Settings and monitors</a></p>
+<p><a href="${paths.allTests(org, repo)}">All tests</a> <span class="hint">— search every test by name, class, file or code owner</span> · <a href="${paths.durations(org, repo)}">Durations and CI time</a> · <a href="${paths.settings(org, repo)}">Settings and monitors</a></p>
 ${queues}
+${impactLine(data.impact, paths.durations(org, repo))}
 <nav aria-label="Which tests"><ul class="tabs">${tabs}</ul></nav>
 ${filters}
 <p role="status">${plural(data.total, 'test')} ${q.search !== '' || q.owner !== '' ? 'match' : 'in this list'}.</p>

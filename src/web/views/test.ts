@@ -1,7 +1,7 @@
 import type { TestPage } from '../../app/dashboard/tests.ts';
 import type { TestCaseEventRow } from '../../store/events.ts';
-import { dailyOutcomeChart } from '../charts.ts';
-import { badge, rate, shortDay, shortSha, time, utc } from '../format.ts';
+import { dailyOutcomeChart, durationLineChart } from '../charts.ts';
+import { badge, rate, shortDay, shortSha, testDuration, time, utc } from '../format.ts';
 import { externalLink, type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
 import { csrfField, page, type Viewer } from './layout.ts';
@@ -93,6 +93,20 @@ ${t.variant !== '' ? html`<dt>Variant</dt><dd>${t.variant}</dd>` : ''}
 <tbody>${data.daily.map((d) => html`<tr><th scope="row">${utc(d.start).slice(0, 10)}</th><td class="num">${d.passed}</td><td class="num">${d.failed}</td><td class="num">${d.quarantined}</td><td class="num">${d.skipped}</td></tr>`)}</tbody>
 </table></div></details>`;
 
+  const timed = data.durations.filter((d) => d.meanMs !== null);
+  const durationSlots = data.durations.map((d) => shortDay(d.start));
+  const durationTrend =
+    timed.length === 0
+      ? html`<p class="muted">No attempt reported a duration in the last ${data.durations.length} days.</p>`
+      : durationLineChart(
+          'duration-chart',
+          durationSlots,
+          [{ label: 'Mean duration', cls: 'p50', values: data.durations.map((d) => d.meanMs) }],
+          `Mean duration of the test's timed attempts per day, last ${data.durations.length} days from ${durationSlots[0] ?? ''} (UTC): ${data.durations.map((d) => (d.meanMs === null ? 'none' : testDuration(d.meanMs))).join(', ')}.`,
+          testDuration,
+          5,
+        );
+
   const failures =
     data.failures.length === 0
       ? html`<p class="muted">No failures in the last 30 days.</p>`
@@ -165,6 +179,8 @@ ${facts}
 <h2 id="daily">Results per day (last ${data.daily.length} days, UTC)</h2>
 ${dailyOutcomeChart(chartDays, 'daily-chart')}
 ${dataTable}
+<h2 id="durations">Duration per day (last ${data.durations.length} days, UTC)</h2>
+${durationTrend}
 <h2>Most common failures (30 days)</h2>
 ${failures}
 <h2>History</h2>
