@@ -1,5 +1,6 @@
 // Monitor branch scopes (flaky.md §a.2): `*` is any run of characters including `/`,
 // `?` exactly one character, `**` the same as `*`; everything else is literal.
+import { Lru } from '../../lib/lru.ts';
 
 /** Whether `branch` matches one glob pattern. */
 export function matchesBranchPattern(pattern: string, branch: string): boolean {
@@ -18,17 +19,17 @@ export function branchMatcher(patterns: readonly string[]): (branch: string) => 
 }
 
 /**
- * Compiled patterns, by pattern: every test an upload re-evaluates runs each monitor's matcher (~5k
- * tests per large upload), and a repository has a handful of patterns. (No `g` flag: `test` keeps no
- * state, so one RegExp serves every caller.)
+ * Compiled patterns, by pattern, least recently used dropped first: every test an upload re-evaluates
+ * runs each monitor's matcher (~5k tests per large upload), and a repository has a handful of
+ * patterns. Kept at module level: a pattern always compiles to the same RegExp (no `g` flag, so
+ * `test` keeps no state and one serves every caller), and the bound keeps user-chosen patterns from
+ * growing it.
  */
-const compiled = new Map<string, RegExp>();
-const MAX_COMPILED = 1000;
+const compiled = new Lru<RegExp>(1000);
 
 function globToRegExp(pattern: string): RegExp {
   let regexp = compiled.get(pattern);
   if (regexp === undefined) {
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
     regexp = compileGlob(pattern);
     compiled.set(pattern, regexp);
   }

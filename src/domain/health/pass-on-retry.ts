@@ -1,6 +1,7 @@
 // Pass-on-retry: a failure and a pass on the same commit, in any order and however late the
 // second one arrives. All retries of one commit make one event.
 
+import { Lru } from '../../lib/lru.ts';
 import { branchMatcher } from './branch-glob.ts';
 import type { EpisodeWording } from './episode-monitor.ts';
 import { evaluateEpisodes } from './episode-monitor.ts';
@@ -68,15 +69,18 @@ function activated(event: RetryEvent | null): string {
     : `Failed and passed on the same commit ${shortSha(event.commitSha)} ${branchOfRun(event.branch, event.prNumber)}`;
 }
 
-/** The wording for a recovery period: built once per period, not per test evaluated. */
-const wordings = new Map<number, EpisodeWording<RetryEvent>>();
+/**
+ * The wording for a recovery period: built once per period, not per test evaluated. Kept at module
+ * level: a period always gets the same wording, and the bound keeps configured periods from growing it.
+ */
+const wordings = new Lru<EpisodeWording<RetryEvent>>(100);
 
 function wordingFor(timeoutMs: number): EpisodeWording<RetryEvent> {
-  let wording = wordings.get(timeoutMs);
+  const key = String(timeoutMs);
+  let wording = wordings.get(key);
   if (wording === undefined) {
-    if (wordings.size >= 100) wordings.clear();
     wording = { activated, resolved: `Recovered: no pass-on-retry event for ${duration(timeoutMs)}` };
-    wordings.set(timeoutMs, wording);
+    wordings.set(key, wording);
   }
   return wording;
 }

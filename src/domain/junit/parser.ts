@@ -4,9 +4,11 @@
 // If `ok` is false the file was rejected (malformed XML, DTD, limits, bad root, empty file):
 // the caller must discard every attempt it received from this parser. After the first error no
 // further batches are delivered and later writes are ignored.
+
+import { createByteDecoder } from '../../lib/xml/decode.ts';
+import { XmlScanner, type XmlScannerHandler, XmlSyntaxError } from '../../lib/xml/scanner.ts';
 import type { OpenCase } from './case.ts';
 import { forEachAttempt } from './case.ts';
-import { createByteDecoder } from './decode.ts';
 import { DocumentWalker } from './document.ts';
 import type { Position, ProblemList } from './problems.ts';
 import { createProblemList, JunitFileError } from './problems.ts';
@@ -22,7 +24,6 @@ import type {
 } from './types.ts';
 import { DEFAULT_JUNIT_LIMITS } from './types.ts';
 import { replaceControlChars } from './values.ts';
-import { XmlScanner, type XmlScannerHandler, XmlSyntaxError } from './xml-scanner.ts';
 
 const DEFAULT_BATCH_SIZE = 1_000;
 /** With keepSlices, a batch is delivered at the end of the write that takes it past this much input. */

@@ -1,5 +1,5 @@
 // UUID parsing/formatting and name-based UUID v5 (RFC 9562 §5.5) on top of the local SHA-1.
-import { sha1 } from './sha1.ts';
+import { sha1 } from '../../lib/sha1.ts';
 
 /** The RFC 9562 URL namespace, used by Trunk for test_case_id. */
 export const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';

@@ -17,6 +17,17 @@
  * run by the tests that failed, when the queue's own setting (updateQueue flakeProtection) is unset.
  */
 
+import {
+  blockMapping,
+  contentLines,
+  yamlFail as fail,
+  flowItems,
+  isNull,
+  scalar,
+  type YamlEntry,
+  type YamlLine,
+  YamlSyntaxError,
+} from '../../lib/yaml.ts';
 import { type GitContext, runGit } from './git.ts';
 import { branchRef } from './names.ts';
 import { peel } from './repos.ts';
@@ -32,25 +43,6 @@ export const CONFIG_FILE = '.mainline.yaml';
 export const FLAKE_PROTECTION = ['off', 'ignore_quarantined', 'retry_flaky'] as const;
 export type FlakeProtectionSetting = (typeof FLAKE_PROTECTION)[number];
 const MAX_BYTES = 256 * 1024;
-
-interface Line {
-  no: number;
-  indent: number;
-  text: string;
-}
-
-interface Entry {
-  key: string;
-  value: string;
-  line: Line;
-  children: Line[];
-}
-
-class ConfigSyntaxError extends Error {}
-
-function fail(line: Line | null, message: string): never {
-  throw new ConfigSyntaxError(line ? `line ${line.no}: ${message}` : message);
-}
 
 /** Required statuses from `.mainline.yaml` at the head of branch (null when the branch or file is absent). */
 export async function readRequiredStatuses(ctx: GitContext, branch: string): Promise<RequiredStatusesResult> {
@@ -76,20 +68,21 @@ export function parseMainlineConfig(source: string): RequiredStatusesResult {
     const lines = contentLines(source);
     return { ok: true, serviceConfig: requiredStatuses(lines), flakeProtection: flakeProtection(lines) };
   } catch (error) {
-    if (error instanceof ConfigSyntaxError) return { ok: false, reason: `${CONFIG_FILE}: ${error.message}` };
+    if (error instanceof YamlSyntaxError) return { ok: false, reason: `${CONFIG_FILE}: ${error.message}` };
     throw error;
   }
 }
 
-function requiredStatuses(lines: Line[]): string[] | null {
+function requiredStatuses(lines: YamlLine[]): string[] | null {
   if (lines.length === 0) return null;
-  const top = mapping(lines);
+  const top = blockMapping(lines);
   const merge = top.get('merge');
   let nested: string[] | null = null;
   if (merge) {
     if (merge.value !== '' && !isNull(merge.value) && merge.value !== '{}')
       fail(merge.line, 'merge must be a mapping');
-    const entry = merge.children.length > 0 ? mapping(merge.children).get('required_statuses') : undefined;
+    const entry =
+      merge.children.length > 0 ? blockMapping(merge.children).get('required_statuses') : undefined;
     nested = entry ? statusList(entry) : null;
   }
   const topEntry = top.get('required_statuses');
@@ -100,11 +93,11 @@ function requiredStatuses(lines: Line[]): string[] | null {
   return nested ?? flat;
 }
 
-function flakeProtection(lines: Line[]): FlakeProtectionSetting | null {
+function flakeProtection(lines: YamlLine[]): FlakeProtectionSetting | null {
   if (lines.length === 0) return null;
-  const merge = mapping(lines).get('merge');
+  const merge = blockMapping(lines).get('merge');
   const entry =
-    merge && merge.children.length > 0 ? mapping(merge.children).get('flake_protection') : undefined;
+    merge && merge.children.length > 0 ? blockMapping(merge.children).get('flake_protection') : undefined;
   if (entry === undefined || isNull(entry.value)) return null;
   const value = scalar(entry.line, entry.value).toLowerCase();
   const known = FLAKE_PROTECTION.find((v) => v === value);
@@ -112,66 +105,8 @@ function flakeProtection(lines: Line[]): FlakeProtectionSetting | null {
   return known;
 }
 
-/** Non-blank lines without comments; tabs in indentation and multiple documents are refused. */
-function contentLines(source: string): Line[] {
-  const lines: Line[] = [];
-  source
-    .replace(/^\uFEFF/, '')
-    .split(/\r?\n/)
-    .forEach((raw, index) => {
-      const line = { no: index + 1, indent: 0, text: '' };
-      const indent = /^[ \t]*/.exec(raw)?.[0] ?? '';
-      const text = stripComment(raw).trim();
-      if (text === '') return;
-      if (indent.includes('\t')) fail(line, 'tabs are not allowed in indentation');
-      if (text === '---' && lines.length === 0 && indent === '') return;
-      if (text === '---' || text === '...') fail(line, 'only one YAML document is supported');
-      lines.push({ ...line, indent: indent.length, text });
-    });
-  return lines;
-}
-
-function stripComment(raw: string): string {
-  let quote: string | null = null;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i];
-    if (quote === '"' && c === '\\') i++;
-    else if (quote !== null && c === quote) quote = null;
-    else if (quote === null && (c === '"' || c === "'") && (i === 0 || /[\s[,:-]/.test(raw[i - 1] ?? '')))
-      quote = c;
-    else if (quote === null && c === '#' && (i === 0 || /\s/.test(raw[i - 1] ?? ''))) return raw.slice(0, i);
-  }
-  return raw;
-}
-
-const KEY =
-  /^("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s"'#?:,[\]{}&*!|>%@`-][^:]*?|-[^\s:][^:]*?)\s*:(?:\s+(.*))?$/;
-
-/** Entries of a block mapping whose keys sit at the indentation of the first line. */
-function mapping(lines: Line[]): Map<string, Entry> {
-  const base = lines[0]?.indent ?? 0;
-  const entries = new Map<string, Entry>();
-  let last: Entry | null = null;
-  for (const line of lines) {
-    if (line.indent < base) fail(line, 'inconsistent indentation');
-    const isItem = line.text === '-' || line.text.startsWith('- ');
-    if (line.indent > base || (isItem && last?.value === '')) {
-      if (!last) fail(line, 'unexpected indentation');
-      last.children.push(line);
-      continue;
-    }
-    const match = KEY.exec(line.text);
-    if (!match) fail(line, `expected "key: value", got ${JSON.stringify(line.text)}`);
-    const key = scalar(line, match[1] ?? '');
-    if (entries.has(key)) fail(line, `duplicate key ${JSON.stringify(key)}`);
-    last = { key, value: (match[2] ?? '').trim(), line, children: [] };
-    entries.set(key, last);
-  }
-  return entries;
-}
-
 /** A list of status names: a block sequence of scalars, a flow sequence, or null. */
-function statusList(entry: Entry): string[] | null {
+function statusList(entry: YamlEntry): string[] | null {
   const { value, line, children } = entry;
   if (value !== '' && children.length > 0) fail(line, 'required_statuses has both a value and nested lines');
   if (isNull(value) && children.length === 0) return null;
@@ -184,60 +119,6 @@ function statusList(entry: Entry): string[] | null {
     return scalar(child, child.text.slice(2).trim());
   });
   return unique(items);
-}
-
-function flowItems(line: Line, value: string): string[] {
-  if (!value.endsWith(']')) fail(line, 'unterminated [ list');
-  const inner = value.slice(1, -1).trim();
-  if (inner === '') return [];
-  const parts: string[] = [];
-  let quote: string | null = null;
-  let start = 0;
-  for (let i = 0; i < inner.length; i++) {
-    const c = inner[i];
-    if (quote === '"' && c === '\\') i++;
-    else if (quote !== null && c === quote) quote = null;
-    else if (quote === null && (c === '"' || c === "'")) quote = c;
-    else if (quote === null && c === ',') {
-      parts.push(inner.slice(start, i));
-      start = i + 1;
-    }
-  }
-  if (quote !== null) fail(line, 'unterminated quoted string');
-  const last = inner.slice(start);
-  if (last.trim() !== '') parts.push(last);
-  return parts.map((part) => scalar(line, part.trim()));
-}
-
-/** A plain, 'single' or "double" quoted string; refuses YAML features this parser does not implement. */
-function scalar(line: Line, text: string): string {
-  let value: string;
-  if (text.startsWith('"')) value = doubleQuoted(line, text);
-  else if (text.startsWith("'")) {
-    if (!/^'(?:[^']|'')*'$/.test(text)) fail(line, `bad single-quoted string ${text}`);
-    value = text.slice(1, -1).replaceAll("''", "'");
-  } else {
-    if (/^[[\]{}&*!|>%@`,?]/.test(text) || /:(\s|$)/.test(text) || text.startsWith('- ')) {
-      fail(line, `unsupported value ${JSON.stringify(text)}`);
-    }
-    value = text;
-  }
-  if (value.trim() === '') fail(line, 'empty name');
-  return value;
-}
-
-function doubleQuoted(line: Line, text: string): string {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'string') return value;
-  } catch {
-    // fall through to the error below
-  }
-  return fail(line, `bad double-quoted string ${text}`);
-}
-
-function isNull(value: string): boolean {
-  return value === '' || value === '~' || value === 'null';
 }
 
 function unique(items: string[]): string[] {

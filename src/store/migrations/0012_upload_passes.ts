@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { decodeDetails, decodeOrdinals, encodePasses, type PassEntry } from '../pass-codec.ts';
 import { isPostgres } from './dialect.ts';
+import { decodeDetailsV1, decodeOrdinalsV1, encodePassesV1, type PassEntryV1 } from './frozen/pass-blobs.ts';
 
 /**
  * Passes move from a row each (`test_passes`, keyed by test and time) to one row per upload
  * (`upload_passes`): the passing tests' ordinals, sorted, and their times, retries and durations
- * (pass-codec.ts). An upload of 100k tests wrote 100k rows that landed next to each test's earlier
- * ones, so its writes grew with the stored history up to a page per test; now it writes ~1.6 MB in
- * one row. Readers look their tests up in the uploads they need (store/passes.ts).
+ * (the format in frozen/pass-blobs.ts, as it shipped; store/pass-codec.ts reads it today). A row per
+ * pass landed next to each test's earlier ones, so an upload's writes grew with the stored history;
+ * now an upload writes one row. Readers look their tests up in the uploads they need (store/passes.ts).
  *
  * `id` is the blobs' own id, new whenever they are written, so that decoded copies cached by id can
  * never be stale. Indexed by upload, and by repository and latest pass (windowed reads; covering
@@ -45,13 +45,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       from test_passes p join test_cases t on t.id = p.test_case_id
       where p.upload_id = ${upload_id}
       order by p.seq`.execute(db);
-    const entries: PassEntry[] = rows.map((r) => ({
+    const entries: PassEntryV1[] = rows.map((r) => ({
       ordinal: Number(r.ordinal),
       at: Number(r.at),
       retryIndex: Number(r.retry_index),
       durationMs: r.duration_ms === null ? null : Number(r.duration_ms),
     }));
-    const passes = encodePasses(entries);
+    const passes = encodePassesV1(entries);
     await sql`insert into upload_passes (id, upload_id, repo_id, count, at_min, at_max, ordinals, details)
       values (${randomUUID()}, ${upload_id}, ${repo_id}, ${passes.count}, ${passes.atMin}, ${passes.atMax},
         ${Buffer.from(passes.ordinals)}, ${Buffer.from(passes.details)})`.execute(db);
@@ -81,15 +81,16 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     details: Uint8Array;
   }>`select upload_id, repo_id, count, at_min, at_max, ordinals, details from upload_passes`.execute(db);
   for (const u of uploads) {
-    const set = decodeOrdinals(u.ordinals, Number(u.at_min), Number(u.at_max));
-    const details = decodeDetails(u.details, Number(u.count));
+    const ordinals = decodeOrdinalsV1(u.ordinals);
+    const atMin = Number(u.at_min);
+    const details = decodeDetailsV1(u.details, Number(u.count));
     const { rows: tests } = await sql<{ id: string; ordinal: number }>`
       select id, ordinal from test_cases where repo_id = ${u.repo_id}`.execute(db);
     const idOf = new Map(tests.map((t) => [Number(t.ordinal), t.id]));
-    for (let i = 0; i < set.ordinals.length; i++) {
+    for (let i = 0; i < ordinals.length; i++) {
       const duration = details.durations[i] as number;
       await sql`insert into test_passes (test_case_id, at, upload_id, seq, retry_index, duration_ms)
-        values (${idOf.get(set.ordinals[i] as number)}, ${set.atMin + (details.atOffsets[i] as number)},
+        values (${idOf.get(ordinals[i] as number)}, ${atMin + (details.atOffsets[i] as number)},
           ${u.upload_id}, ${i}, ${details.retries[i]}, ${duration < 0 ? null : duration})`.execute(db);
     }
   }

@@ -23,6 +23,7 @@ import * as m0021 from './0021_run_hours_by_test.ts';
 import * as m0022 from './0022_queue_rows.ts';
 import * as m0023 from './0023_ingest_costs.ts';
 import * as m0027 from './0027_queue_chart_hours.ts';
+import * as m0028 from './0028_duration_means.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -53,4 +54,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0022_queue_rows': m0022,
   '0023_ingest_costs': m0023,
   '0027_queue_chart_hours': m0027,
+  '0028_duration_means': m0028,
 };

@@ -5,8 +5,8 @@ export interface ByteDecoder {
   /**
    * Decodes the next bytes into `out`, in one or more pieces (in order) that together are the
    * text the bytes make after those before them. Returns false when that text is known to hold no
-   * C0 control character other than tab, line feed and carriage return (values.ts
-   * `replaceControlChars` would change nothing), true when it may.
+   * C0 control character other than tab, line feed and carriage return (so a pass replacing
+   * them would change nothing), true when it may.
    */
   decode(bytes: Uint8Array, out: string[]): boolean;
   /** Returns whatever is still buffered (e.g. an incomplete final character, as U+FFFD). */
@@ -15,11 +15,11 @@ export interface ByteDecoder {
 
 /**
  * UTF-8 is read in blocks of this many bytes. A run of blocks of ASCII only (most of a report)
- * becomes one piece copied one byte per character (`latin1`: the same characters), about twice as
- * fast as TextDecoder; TextDecoder decodes the rest. Pieces matter beyond that: V8 stores a string
+ * becomes one piece copied one byte per character (`latin1`: the same characters), faster than
+ * TextDecoder; TextDecoder decodes the rest. Pieces matter beyond that: V8 stores a string
  * at two bytes per character as soon as one character needs it (one emoji in a test name), and so
- * every slice the parser then cuts from it, which makes the whole parse slower (~25% when every
- * chunk holds such a character). A piece of ASCII starts at a "<" or after a ">", where the
+ * every slice the parser then cuts from it, which makes the whole parse slower (docs/benchmarks.md,
+ * "Figures from source comments"). A piece of ASCII starts at a "<" or after a ">", where the
  * scanner usually holds nothing back from the piece before (which would be joined to it).
  */
 const BLOCK = 4096;
@@ -149,8 +149,7 @@ const HIGH_BITS = 0x80808080;
 const EMPTY_WORDS = new Uint32Array(0);
 
 /**
- * Whether `bytes` hold a CONTROL byte; about three times as fast as the regular expression over
- * the text. Reads four bytes at a time: `(w - 0x20202020) & ~w & 0x80808080` is not 0 when a byte
+ * Whether `bytes` hold a CONTROL byte; faster than the regular expression over the text. Reads four bytes at a time: `(w - 0x20202020) & ~w & 0x80808080` is not 0 when a byte
  * of `w` is below 0x20 (line feeds, mostly), and only then are its bytes looked up.
  */
 export function hasControlByte(bytes: Uint8Array): boolean {

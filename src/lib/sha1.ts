@@ -1,7 +1,8 @@
-// SHA-1 (FIPS 180-4 §6.1) in plain TypeScript, because domain code may not import node:crypto.
+// SHA-1 (FIPS 180-4 §6.1) in plain TypeScript, so that domain code (test ids), which may not import
+// node:crypto, can hash.
 // Only used to build UUID v5 identifiers; not meant for anything security-related. Written for speed
 // (an upload hashes every test's identity): no allocation besides the digest, 32-bit integer arithmetic.
-// The buffers below are reused by every call (the domain is single-threaded).
+// The buffers below are reused by every call (each thread has its own module instance).
 
 /** The message schedule. */
 const W = new Int32Array(80);

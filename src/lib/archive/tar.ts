@@ -5,7 +5,7 @@
  * decoding at once, with no asynchronous entry streams to drain as tar-stream's extract() has.
  */
 import { decodeTarHeader, isZeroBlock, type RawTarHeader } from './tar-header.ts';
-import { type Failure, fail, formatBytes, OK, type Verdict } from './types.ts';
+import { type ArchiveErrorCode, type Failure, fail, formatBytes, OK, type Verdict } from './verdict.ts';
 
 export type TarEntryType = RawTarHeader['type'];
 
@@ -16,20 +16,20 @@ export interface TarEntry {
   readonly size: number;
 }
 
-/** What the visitor wants done with an entry. */
-export type EntryDecision =
+/** What the visitor wants done with an entry (`C`: the error codes of the visitor's own refusals). */
+export type EntryDecision<C extends string = ArchiveErrorCode> =
   /** Pass its bytes to `data`, then call `entryEnd`. */
   | { readonly ok: true; readonly keep: true }
   /** Skip its bytes. */
   | { readonly ok: true; readonly keep: false }
   /** Refuse the archive. */
-  | Failure;
+  | Failure<C>;
 
-export interface TarVisitor {
-  entry(entry: TarEntry): EntryDecision;
+export interface TarVisitor<C extends string = ArchiveErrorCode> {
+  entry(entry: TarEntry): EntryDecision<C>;
   /** Part of a kept entry's data; the bytes may be reused after the call. */
-  data(bytes: Uint8Array): Verdict;
-  entryEnd(): Verdict;
+  data(bytes: Uint8Array): Verdict<C>;
+  entryEnd(): Verdict<C>;
 }
 
 /** Largest pax or GNU long-name header we read into memory. */
@@ -45,7 +45,8 @@ type Target =
   /** Data is dropped. */
   | 'discard';
 
-export class TarReader {
+/** Reads a tar archive pushed in pieces; its verdicts carry the visitor's refusals and its own. */
+export class TarReader<C extends string = ArchiveErrorCode> {
   private readonly block = new Uint8Array(512);
   private filled = 0;
   private phase: 'header' | 'body' | 'padding' | 'ended' = 'header';
@@ -58,9 +59,9 @@ export class TarReader {
   private pendingSize: number | undefined;
   private currentName = '';
 
-  constructor(private readonly visitor: TarVisitor) {}
+  constructor(private readonly visitor: TarVisitor<C>) {}
 
-  push(bytes: Uint8Array): Verdict {
+  push(bytes: Uint8Array): Verdict<C | ArchiveErrorCode> {
     let i = 0;
     while (i < bytes.length && this.phase !== 'ended') {
       const verdict = this.step(bytes, i);
@@ -71,7 +72,7 @@ export class TarReader {
   }
 
   /** No more bytes: the archive must have reached its end-of-archive block. */
-  end(): Verdict {
+  end(): Verdict<C | ArchiveErrorCode> {
     if (this.phase === 'ended') return OK;
     if (this.phase === 'header' && this.filled === 0) {
       return fail('corrupt', 'truncated tar archive: no end-of-archive marker');
@@ -79,7 +80,7 @@ export class TarReader {
     return fail('corrupt', `truncated tar archive: the data ends inside entry "${this.currentName}"`);
   }
 
-  private step(bytes: Uint8Array, i: number): Failure | { ok: true; next: number } {
+  private step(bytes: Uint8Array, i: number): Failure<C | ArchiveErrorCode> | { ok: true; next: number } {
     if (this.phase === 'header') {
       const n = Math.min(512 - this.filled, bytes.length - i);
       this.block.set(bytes.subarray(i, i + n), this.filled);
@@ -99,7 +100,7 @@ export class TarReader {
     return verdict.ok ? { ok: true, next: i + n } : verdict;
   }
 
-  private onHeader(): Verdict {
+  private onHeader(): Verdict<C | ArchiveErrorCode> {
     if (isZeroBlock(this.block)) {
       this.phase = 'ended';
       return OK;
@@ -123,7 +124,7 @@ export class TarReader {
     return this.onEntryHeader(header);
   }
 
-  private onEntryHeader(header: RawTarHeader): Verdict {
+  private onEntryHeader(header: RawTarHeader): Verdict<C | ArchiveErrorCode> {
     const entry: TarEntry = {
       name: this.pendingPath ?? header.name,
       type: header.type,
@@ -137,7 +138,7 @@ export class TarReader {
     return this.startData(decision.keep ? 'visitor' : 'discard', entry.size);
   }
 
-  private startData(target: Target, size: number): Verdict {
+  private startData(target: Target, size: number): Verdict<C | ArchiveErrorCode> {
     this.target = target;
     this.remaining = size;
     this.padding = (512 - (size % 512)) % 512;
@@ -145,7 +146,7 @@ export class TarReader {
     return size === 0 ? this.finishData() : OK;
   }
 
-  private onBody(bytes: Uint8Array): Verdict {
+  private onBody(bytes: Uint8Array): Verdict<C | ArchiveErrorCode> {
     this.remaining -= bytes.length;
     if (this.target === 'visitor') {
       const verdict = this.visitor.data(bytes);
@@ -157,7 +158,7 @@ export class TarReader {
     return this.remaining === 0 ? this.finishData() : OK;
   }
 
-  private finishData(): Verdict {
+  private finishData(): Verdict<C | ArchiveErrorCode> {
     this.phase = this.padding === 0 ? 'header' : 'padding';
     if (this.target === 'visitor') return this.visitor.entryEnd();
     const extension = this.extension;
@@ -170,7 +171,7 @@ export class TarReader {
     return this.applyPax(extension);
   }
 
-  private applyPax(bytes: Uint8Array): Verdict {
+  private applyPax(bytes: Uint8Array): Verdict<C | ArchiveErrorCode> {
     const records = parsePaxRecords(bytes);
     if (records === undefined) return fail('corrupt', 'corrupt tar archive: malformed pax extended header');
     const path = records.get('path');

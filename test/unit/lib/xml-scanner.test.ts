@@ -1,16 +1,16 @@
 // Differential test of XmlScanner against saxes (`new SaxesParser({ xmlns: false })`), the parser it
 // replaces: both must accept and reject the same documents and report the same events, whatever the
 // way the input is split into chunks. saxes on the whole input is the reference everywhere.
-// Two differences are by design (xml-scanner.ts's header): the scanner reports no character data
+// Two differences are by design (src/lib/xml/scanner.ts's header): the scanner reports no character data
 // outside the root element (saxes reports whitespace there; a JUnit report has nothing in it), and
 // it does not look for characters XML forbids in content (see "characters not checked" below).
 import { readdirSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { SaxesParser } from 'saxes';
 import { assert, describe, expect, it } from 'vitest';
-import type { XmlScannerHandler } from '../../src/domain/junit/xml-scanner.ts';
-import { XmlScanner, XmlSyntaxError } from '../../src/domain/junit/xml-scanner.ts';
-import { type Rng, seeded } from '../support/random.ts';
+import type { XmlScannerHandler } from '../../../src/lib/xml/scanner.ts';
+import { XmlScanner, XmlSyntaxError } from '../../../src/lib/xml/scanner.ts';
+import { type Rng, seeded } from '../../support/random.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Running both parsers
@@ -266,8 +266,8 @@ function xmlFiles(directory: URL): { name: string; text: string }[] {
 }
 
 const FIXTURES = [
-  ...xmlFiles(new URL('../fixtures/junit/', import.meta.url)),
-  ...xmlFiles(new URL('./fixtures-junit/', import.meta.url)),
+  ...xmlFiles(new URL('../../fixtures/junit/', import.meta.url)),
+  ...xmlFiles(new URL('../fixtures-junit/', import.meta.url)),
 ];
 
 describe('XmlScanner vs saxes on the JUnit fixtures', () => {

@@ -1,5 +1,5 @@
 /** Decoding one 512-byte tar header block (POSIX ustar, GNU and v7 layouts). */
-import { type Failure, fail } from './types.ts';
+import { type Failure, fail } from './verdict.ts';
 
 export interface RawTarHeader {
   readonly name: string;

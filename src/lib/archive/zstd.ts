@@ -2,11 +2,11 @@
  * Streaming zstd decoding with node:zlib's zstd (Node ≥ 22.15), guarded by ZstdFrameScanner: each
  * chunk's frame and block headers are checked before the decoder sees that chunk, and the decoder
  * itself refuses a window above the limit (ZSTD_d_windowLogMax), a second bound on its memory.
- * Decoded bytes come in pieces of at most ZSTD_OUTPUT_CHUNK (decode-protocol.ts counts on that).
+ * Decoded bytes come in pieces of at most ZSTD_OUTPUT_CHUNK, so a caller may size its messages by it.
  */
 import { Transform } from 'node:stream';
 import { constants, createZstdDecompress, type ZstdDecompress } from 'node:zlib';
-import { DecodeRefused } from './decoder.ts';
+import { DecodeRefused } from './verdict.ts';
 import { type FrameLimits, ZstdFrameScanner } from './zstd-frames.ts';
 
 export const ZSTD_OUTPUT_CHUNK = 128 * 1024;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SpoolDir, spoolAll } from '../../src/lib/spool.ts';
+import { SpoolDir, spoolAll } from '../../../src/lib/spool.ts';
 
 let dir: string;
 beforeEach(() => {

@@ -5,7 +5,7 @@
  * may not declare more than the format's 128 KiB.
  * Block contents are skipped, not decoded.
  */
-import { fail, formatBytes, OK, type Verdict } from './types.ts';
+import { fail, formatBytes, OK, type Verdict } from './verdict.ts';
 
 const ZSTD_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MASK = 0xfffffff0;

@@ -1,5 +1,4 @@
-// A map that keeps its `max` most recently used entries: what the per-process caches of read answers
-// (page records, answers' JSON) are kept in.
+// A map that keeps its `max` most recently used entries (a Map's insertion order is the recency order).
 export class Lru<V> {
   readonly #entries = new Map<string, V>();
 

@@ -1,20 +1,23 @@
-// A streaming XML 1.0 tokenizer for JUnit reports, written for speed: it finds markup with
+// A streaming XML 1.0 tokenizer, written for speed (JUnit reports are its input): it finds markup with
 // `indexOf` and hands out slices of its input instead of reading one character at a time.
 //
 // It checks well-formedness as saxes does (names, attribute syntax, quoting, duplicate
 // attributes, entity and character references, `]]>` in text, comments, processing
 // instructions, the XML declaration, matching end tags, one root, only whitespace outside it)
 // and reports errors in saxes' words, so that a file is accepted when saxes accepts it
-// (test/unit/xml-scanner.test.ts compares the two). One difference: characters XML does not
-// allow in content are not looked for (C0 control characters are replaced before the scanner
-// sees them, by parser.ts; U+FFFE, U+FFFF and unpaired surrogates pass through, where saxes
-// rejects the file): a scan of every character for them cost more than the rest of the parse
-// of a typical report. A DTD is never read: `<!DOCTYPE` is handed to `handler.doctype()`. No
+// (test/unit/lib/xml-scanner.test.ts compares the two). One difference: characters XML does not
+// allow in content are not looked for (the caller replaces C0 control characters before the
+// scanner sees them; U+FFFE, U+FFFF and unpaired surrogates pass through, where saxes rejects the
+// file): a scan of every character for them cost more than the rest of the parse of a typical
+// report. A DTD is never read: `<!DOCTYPE` is handed to `handler.doctype()`. No
 // entity besides the five predefined ones and character references exists.
 //
 // Streaming: input arrives in chunks; a construct cut by a chunk boundary waits for the next
 // chunk, except text and CDATA (delivered in pieces) and comments and processing instructions
 // (skipped as they go), so a long node is never held whole. A tag must fit in `MAX_TAG_CHARS`.
+//
+// One file over the size guideline on purpose: the well-formedness checks share the scanner's state
+// and hot loop, and splitting them would add a call per construct on the parse's hottest path.
 
 export interface XmlScannerHandler {
   /** `span`: the raw length of the tag in characters, from "<" to ">" inclusive. */

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { Lru } from '../../../src/lib/lru.ts';
+
+describe('Lru', () => {
+  it('drops the least recently used entry beyond its size', () => {
+    const lru = new Lru<number>(2);
+    lru.set('a', 1);
+    lru.set('b', 2);
+    lru.set('c', 3);
+    expect([lru.get('a'), lru.get('b'), lru.get('c')]).toEqual([undefined, 2, 3]);
+  });
+
+  it('counts a read as a use, so the entry read last survives', () => {
+    const lru = new Lru<number>(2);
+    lru.set('a', 1);
+    lru.set('b', 2);
+    expect(lru.get('a')).toBe(1);
+    lru.set('c', 3);
+    expect([lru.get('a'), lru.get('b'), lru.get('c')]).toEqual([1, undefined, 3]);
+  });
+
+  it('replaces a value in place and forgets a deleted key', () => {
+    const lru = new Lru<string>(2);
+    lru.set('a', 'old');
+    lru.set('a', 'new');
+    lru.set('b', 'b');
+    expect(lru.get('a')).toBe('new');
+    lru.delete('a');
+    expect(lru.get('a')).toBeUndefined();
+    expect(lru.get('b')).toBe('b');
+  });
+});
