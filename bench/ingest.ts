@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { SaxesParser } from 'saxes';
-import { parseJunitFile } from '../src/app/ingest/parse-file.ts';
+import { parseJunitFile } from '../src/app/ingest/parsing/parse-file.ts';
 import { createToken } from '../src/app/tokens.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
@@ -62,11 +62,11 @@ async function bareSaxes(file: string): Promise<number> {
 }
 
 async function serviceParse(file: string): Promise<number> {
-  const parsed = await parseJunitFile(
-    'report.xml',
-    fs.createReadStream(file, { highWaterMark: CHUNK }),
-    2 ** 40,
-  );
+  const parsed = await parseJunitFile({
+    name: 'report.xml',
+    source: fs.createReadStream(file, { highWaterMark: CHUNK }),
+    maxBytes: 2 ** 40,
+  });
   if (!parsed.summary.ok)
     throw new Error(`parseJunitFile rejected the report: ${JSON.stringify(parsed.summary.problems)}`);
   return parsed.summary.counts.testcases;

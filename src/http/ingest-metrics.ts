@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { ParserPool } from '../app/ingest/parser-pool.ts';
+import type { ParserPool } from '../app/ingest/parsing/pool.ts';
 
 /** Ingest metrics beside the gate's (plugins/metrics.ts): the parsing work done. */
 export function registerIngestMetrics(registry: Registry, parsers: ParserPool): void {

@@ -17,10 +17,11 @@
  */
 import { createInternalBinDecoder, type InternalBinDecoder } from '../../domain/internal-bin/index.ts';
 import type { JunitAttempt, JunitFileSummary } from '../../domain/junit/index.ts';
+import type { EntryDecision, TarEntry, TarVisitor } from '../../lib/archive/tar.ts';
 import { type ParsedMeta, parseMeta } from './meta.ts';
 import { checkEntryPath, looksLikeJunit } from './paths.ts';
-import type { EntryDecision, TarEntry, TarVisitor } from './tar.ts';
 import {
+  type BundleErrorCode,
   type BundleLimits,
   type BundleUploadMeta,
   type Failure,
@@ -70,7 +71,7 @@ interface Current {
   readonly decoder?: InternalBinDecoder;
 }
 
-export class BundleCollector implements TarVisitor {
+export class BundleCollector implements TarVisitor<BundleErrorCode> {
   readonly problems: string[] = [];
   meta: ParsedMeta | undefined;
   codeowners: Uint8Array | undefined;
@@ -88,7 +89,7 @@ export class BundleCollector implements TarVisitor {
     private readonly sink: BundleSink,
   ) {}
 
-  entry(entry: TarEntry): EntryDecision {
+  entry(entry: TarEntry): EntryDecision<BundleErrorCode> {
     this.entries++;
     if (this.entries > this.limits.maxEntries) {
       return fail('too_large', `the bundle has more than ${this.limits.maxEntries} entries`);
@@ -152,7 +153,7 @@ export class BundleCollector implements TarVisitor {
     return OK;
   }
 
-  private decide(name: string, size: number): EntryDecision {
+  private decide(name: string, size: number): EntryDecision<BundleErrorCode> {
     const role = this.roleOf(name);
     if (role === undefined) return SKIP;
     if (role === 'internal') return this.startInternal(name);
@@ -184,7 +185,7 @@ export class BundleCollector implements TarVisitor {
   }
 
   /** internal.bin, unless the bundle's JUnit files are its source (or one was read already). */
-  private startInternal(name: string): EntryDecision {
+  private startInternal(name: string): EntryDecision<BundleErrorCode> {
     const junitListed = this.meta?.ok === true && this.meta.meta.junitFiles.length > 0;
     if (junitListed || this.internal !== undefined) return SKIP;
     const max = this.limits.maxInternalRuns;

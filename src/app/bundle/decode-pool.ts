@@ -5,7 +5,7 @@
 // the bundle thread sends only as fast as the request thread takes them (decode-protocol.ts).
 import { Worker } from 'node:worker_threads';
 import type { JunitFileSummary } from '../../domain/junit/index.ts';
-import type { EncodedAttempts } from '../ingest/parsed-codec.ts';
+import type { EncodedAttempts } from '../ingest/parsing/codec.ts';
 import type { SelectedFile } from './collect.ts';
 import {
   CONTROL_ABORTED,

@@ -1,6 +1,6 @@
 /** Messages between the request thread (decode-pool.ts) and a bundle decoding thread (decode-worker.ts). */
 import type { JunitFileSummary } from '../../domain/junit/index.ts';
-import type { EncodedAttempts } from '../ingest/parsed-codec.ts';
+import type { EncodedAttempts } from '../ingest/parsing/codec.ts';
 import type { SelectedFile } from './collect.ts';
 import type { BundleFormat, BundleLimits, BundleUploadMeta, Failure } from './types.ts';
 

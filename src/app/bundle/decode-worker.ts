@@ -5,7 +5,7 @@
 // bundle that inflates to hundreds of MiB is never queued in memory.
 import { parentPort, threadId } from 'node:worker_threads';
 import { ChunkQueue } from '../../lib/chunk-queue.ts';
-import { AttemptEncoder, transferList } from '../ingest/parsed-codec.ts';
+import { AttemptEncoder, transferList } from '../ingest/parsing/codec.ts';
 import type { BundleSink } from './collect.ts';
 import type { FromDecoder, ToDecoder } from './decode-protocol.ts';
 import { CONTROL_ABORTED, CONTROL_TAKEN, MAX_DATA_IN_FLIGHT } from './decode-protocol.ts';
@@ -68,7 +68,7 @@ function sinkFor(job: number, control: Int32Array): BundleSink {
     internalAttempts(attempts): Verdict {
       if (attempts.length === 0) return OK;
       if (!credit()) return ABORTED;
-      // Copied out in the compact form parser threads use (parsed-codec.ts), and moved across.
+      // Copied out in the compact form parser threads use (ingest/parsing/codec.ts), and moved across.
       const encoder = new AttemptEncoder();
       for (const attempt of attempts) encoder.add(attempt);
       const batch = encoder.take();

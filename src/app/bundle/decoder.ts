@@ -1,4 +1,4 @@
-import type { Failure, Verdict } from './types.ts';
+import type { Verdict } from './types.ts';
 
 /** Receives decoded bytes; a refusal stops the decoder. The bytes may be reused after it returns. */
 export type ByteSink = (bytes: Uint8Array) => Verdict;
@@ -15,9 +15,4 @@ export function createIdentityDecoder(out: ByteSink): ByteDecoder {
   return { push: out, end: () => ({ ok: true }) };
 }
 
-/** Thrown inside a decoding pipeline (zstd, gzip) to stop it with a verdict. */
-export class DecodeRefused extends Error {
-  constructor(readonly verdict: Failure) {
-    super(verdict.error);
-  }
-}
+export { DecodeRefused } from '../../lib/archive/verdict.ts';

@@ -6,10 +6,11 @@
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { JunitAttempt } from '../../domain/junit/index.ts';
+import { TarReader } from '../../lib/archive/tar.ts';
+import { createZstdStages } from '../../lib/archive/zstd.ts';
 import { BundleCollector, type BundleSink, type SelectedFile, selectJunitFiles } from './collect.ts';
 import { type ByteDecoder, type ByteSink, createIdentityDecoder, DecodeRefused } from './decoder.ts';
 import { type BundleSource, chunksAfter, detectFormat, type Head, openSource, readHead } from './source.ts';
-import { TarReader } from './tar.ts';
 import {
   type BundleFormat,
   type BundleInternalFile,
@@ -23,7 +24,6 @@ import {
   OK,
   type Verdict,
 } from './types.ts';
-import { createZstdStages } from './zstd.ts';
 
 /** What decodeBundle read from an accepted bundle (the JUnit files' bytes went to the sink). */
 export type DecodeOutcome =

@@ -1,6 +1,6 @@
 /** Reading the upload's bytes and recognising its container format from the first bytes. */
 import type { Readable } from 'node:stream';
-import { hasValidChecksum, isZeroBlock } from './tar-header.ts';
+import { hasValidChecksum, isZeroBlock } from '../../lib/archive/tar-header.ts';
 import { type BundleFormat, type Failure, fail } from './types.ts';
 
 export type BundleSource = AsyncIterable<Uint8Array> | Readable;

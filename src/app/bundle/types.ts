@@ -153,8 +153,4 @@ export type BundleResult =
   /** The bundle was refused; nothing in it should be ingested. */
   | { readonly ok: false; readonly code: BundleErrorCode; readonly error: string };
 
-export function formatBytes(n: number): string {
-  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
-  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} bytes`;
-}
+export { formatBytes } from '../../lib/archive/verdict.ts';

@@ -1,5 +1,5 @@
 /** BundleUploadMeta → the snake_case `meta` of POST /v1/test-results/upload (docs/upload-contract.md). */
-import type { UploadMeta } from '../ingest/ingest.ts';
+import type { UploadMeta } from '../ingest/prepare/types.ts';
 import { NO_BRANCH } from './meta.ts';
 import type { BundleUploadMeta } from './types.ts';
 

@@ -1,7 +1,7 @@
 // Turns at the parser and the database for uploads (MAINLINE_INGEST_CONCURRENCY), shared fairly
 // between organizations. A turn is taken only for work the server does on its own: parsing one file
 // whose bytes have all arrived, or storing an upload. It is never held while a client's bytes are
-// awaited (upload.ts receives a file whole before it asks for a turn), so a slow client cannot keep
+// awaited (an upload's body is received whole before it asks for a turn), so a slow client cannot keep
 // anyone else waiting; it only slows itself. The database stores one upload at a time anyway, so
 // two turns (one parsing while the other stores) keep both stages busy; more only add memory.
 //

@@ -1,7 +1,6 @@
 import type { JunitCounts } from '../../domain/junit/index.ts';
 import type { Repository } from '../repositories.ts';
-import type { ParsedFile } from './parse-file.ts';
-import type { IdentifiedAttempt } from './prepare.ts';
+import type { IdentifiedAttempt, ParsedFile } from './prepare/types.ts';
 
 /** At most this many failed tests are listed in an upload's answer. */
 export const FAILED_TESTS_SHOWN = 1000;

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { createBundleUpload } from '../../../app/ingest/bundle-upload.ts';
+import { createBundleUpload } from '../../../app/ingest/receive/bundle-url.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors, RepoRef } from '../../schemas/common.ts';
 import type { Api, RouteDeps } from '../../types.ts';

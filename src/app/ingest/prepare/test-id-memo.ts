@@ -1,14 +1,11 @@
-// Test ids of attempts, remembered per thread. A test id is a SHA-1 over the test's identity fields
-// (~2 µs each, 0.2 s for a 100k-case report); a suite uploaded again, the usual case, has the same
-// identities as before, so a lookup by those fields (~0.2 µs) answers most of them. Consecutive
+// Test ids of attempts, remembered per app (its Derivation: derive.ts). A test id is a SHA-1 over
+// the test's identity fields; a suite uploaded again, the usual case, has the same identities as
+// before, so a lookup by those fields (far cheaper than the hash) answers most of them. Consecutive
 // attempts usually share file, classname and parent: the map of names under that prefix is reused
 // while they stay the same, so a known attempt costs one Map lookup by name.
-import type { JunitAttempt } from '../../domain/junit/index.ts';
-import { testCaseId } from '../../domain/testid/index.ts';
-import type { IdentityContext } from './derive.ts';
-
-/** Ids remembered at most (~250 bytes each with their names): about 60 MB when full, then cleared. */
-export const MAX_REMEMBERED_IDS = 250_000;
+import type { JunitAttempt } from '../../../domain/junit/index.ts';
+import { testCaseId } from '../../../domain/testid/index.ts';
+import type { IdentityContext } from './types.ts';
 
 /** Ids by name, for tests without a custom id and (keyed by custom id and name) with one. */
 interface Names {
@@ -34,7 +31,8 @@ export class TestIdMemo {
   #parent: string | null = null;
   #names: Names | undefined;
 
-  constructor(private readonly max = MAX_REMEMBERED_IDS) {}
+  /** `max`: ids remembered at most (MAINLINE_TEST_ID_CACHE); when full, all are forgotten. */
+  constructor(private readonly max: number) {}
 
   get size(): number {
     return this.#size;

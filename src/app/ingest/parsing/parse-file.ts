@@ -1,3 +1,6 @@
+// Reading one uploaded JUnit file: its bytes (plain or gzip, capped) streamed through the parser,
+// and the attempts an upload's files may hold together. A parser thread runs this (worker.ts), or
+// the request thread when there are none (pool.ts).
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import {
@@ -5,40 +8,8 @@ import {
   createJunitParser,
   DEFAULT_JUNIT_LIMITS,
   type JunitAttempt,
-  type JunitFileSummary,
-} from '../../domain/junit/index.ts';
-import type { FailureFacts, IdentityContext } from './derive.ts';
-
-/** One uploaded file after parsing: its attempts are kept only when the file is ok. */
-export interface ParsedFile {
-  readonly name: string;
-  readonly summary: JunitFileSummary;
-  readonly attempts: JunitAttempt[];
-  /** Per attempt: its failure's facts, null unless it failed (derive.ts; absent: not derived yet). */
-  readonly failures?: readonly (FailureFacts | null)[];
-  /** Per attempt: its test id for `identity` (absent: the identity was not known while parsing). */
-  readonly ids?: {
-    readonly identity: IdentityContext;
-    readonly testIds: readonly string[];
-  };
-  /**
-   * What reading the file took: the bytes handed to the parser (after decompression), and whether
-   * it was refused for going past the `maxBytes` it was read with (absent: not read, e.g. refused
-   * before parsing).
-   */
-  readonly read?: FileRead;
-}
-
-export interface FileRead {
-  readonly plainBytes: number;
-  readonly overCap: boolean;
-}
-
-/** How many more attempts the upload a file belongs to may hold, and its limit. */
-export interface AttemptBudget {
-  readonly left: number;
-  readonly limit: number;
-}
+} from '../../../domain/junit/index.ts';
+import type { AttemptBudget, FileRead, ParsedFile } from '../prepare/types.ts';
 
 /**
  * The attempts one upload's files may hold together (MAINLINE_MAX_UPLOAD_ATTEMPTS): parsed
@@ -105,20 +76,21 @@ async function* plainBytes(source: AsyncIterable<Uint8Array>, maxBytes: number):
  * error problem and no attempts; the caller still ingests the other files. With a `budget`, so does
  * a file with more attempts than its upload may still hold.
  */
-export async function parseJunitFile(
-  name: string,
-  source: AsyncIterable<Uint8Array>,
-  maxBytes: number,
-  budget?: AttemptBudget,
+export async function parseJunitFile(input: {
+  name: string;
+  source: AsyncIterable<Uint8Array>;
+  maxBytes: number;
+  budget?: AttemptBudget | undefined;
   /**
    * Receives the attempts in batches as they are parsed instead of the result's `attempts` (then
    * empty), or one at a time (an AttemptWriter: JunitParserOptions' `writer`); like the parser's,
    * they count only if the returned summary is ok.
    */
-  sink?: ((batch: JunitAttempt[]) => void) | AttemptWriter,
-  /** For a sink that copies each batch out at once (parse-worker.ts): JunitParserOptions'. */
-  stream?: { batchSize: number; keepSlices: boolean },
-): Promise<ParsedFile> {
+  sink?: ((batch: JunitAttempt[]) => void) | AttemptWriter;
+  /** For a sink that copies each batch out at once (worker.ts): JunitParserOptions'. */
+  stream?: { batchSize: number; keepSlices: boolean };
+}): Promise<ParsedFile> {
+  const { name, source, maxBytes, budget, sink, stream } = input;
   const attempts: JunitAttempt[] = [];
   let plain = 0;
   const read = (overCap: boolean): FileRead => ({ plainBytes: plain, overCap });

@@ -1,12 +1,12 @@
 // Parsed attempts as a compact message from a parser thread to the request thread. A structured
-// clone of 100k attempt objects is ~75 MB and costs the receiving thread ~0.7 s (every repeated
-// classname, file and suite name is copied again); here each repeated string travels once and the
+// clone of attempt objects is large and slow to receive (every repeated classname, file and suite
+// name is copied again: docs/benchmarks.md); here each repeated string travels once and the
 // other fields in typed arrays. The strings are copied (once) into a byte buffer that is moved to
 // the request thread, not cloned: one byte per character for the (usual) strings without a
 // character above U+00FF, whatever the representation of the text they were cut from; the rest
 // travel in one string. The request thread makes one string of each and cuts the attempts' strings
 // out of them, by offsets (no separator to scan for or escape).
-import type { AttemptOutcome, AttemptSource, JunitAttempt } from '../../domain/junit/index.ts';
+import type { AttemptOutcome, AttemptSource, JunitAttempt } from '../../../domain/junit/index.ts';
 
 /** Attempts in the compact form. */
 export interface EncodedAttempts {

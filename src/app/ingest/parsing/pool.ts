@@ -1,82 +1,61 @@
-// JUnit parsing off the request thread. A 100k-case report takes about a second of CPU to parse;
-// on the request thread that second blocks every other request (and the database writer). Parser
+// JUnit parsing off the request thread: a large report's parse there would block every other request
+// (and the database writer) for as long as it takes. Parser
 // threads parse while the request thread serves others, stores earlier uploads, or reads the next
 // file; the request thread forwards bytes (a bounded number of chunks in flight, so a fast client
 // never queues a whole file in memory), and decodes the batches of attempts that come back
-// (parsed-codec.ts) and derives their test ids and failure facts while the thread parses on.
+// (codec.ts) and derives their test ids and failure facts while the thread parses on.
 import { Worker } from 'node:worker_threads';
-import type { JunitAttempt } from '../../domain/junit/index.ts';
-import { deriveFile, deriveInto, type FailureFacts, type IdentityContext, parseAndDerive } from './derive.ts';
-import type { AttemptBudget, FileRead, ParsedFile } from './parse-file.ts';
-import { decodeAttempts, type EncodedAttempts } from './parsed-codec.ts';
-import type { FilePrep, UploadPrep } from './prepare.ts';
+import type { Derivation } from '../prepare/derive.ts';
+import { IncomingFile } from '../prepare/incoming-file.ts';
+import type { AttemptBudget, FileRead, IdentityContext, ParsedFile } from '../prepare/types.ts';
+import type { UploadPrep } from '../prepare/upload-prep.ts';
+import { decodeAttempts } from './codec.ts';
+import { parseJunitFile } from './parse-file.ts';
+import type { FromParser, ToParser } from './protocol.ts';
 
-/** Messages to a parser thread. */
-export type ToParser =
-  /** A new file: its chunks follow, then `end`. */
-  | {
-      kind: 'open';
-      id: number;
-      name: string;
-      maxBytes: number;
-      budget: AttemptBudget | undefined;
-    }
-  /** The next bytes of file `id`. */
-  | { kind: 'chunk'; id: number; bytes: Uint8Array }
-  /** File `id` has no more bytes. */
-  | { kind: 'end'; id: number };
-
-/** Messages from a parser thread. */
-export type FromParser =
-  /** One chunk of file `id` was parsed: another may be sent. */
-  | { kind: 'consumed'; id: number }
-  /** The next attempts of file `id`, as parsed (they count only if its summary is ok). */
-  | { kind: 'attempts'; id: number; batch: EncodedAttempts }
-  /** File `id` is parsed (or rejected, as parseJunitFile rejects: a summary with one error). */
-  | {
-      kind: 'parsed';
-      id: number;
-      name: string;
-      summary: ParsedFile['summary'];
-      read: FileRead | undefined;
-    }
-  /** Parsing file `id` threw (a bug): the request fails. */
-  | { kind: 'failed'; id: number; message: string };
+/** One file to parse. */
+export interface ParseRequest {
+  readonly name: string;
+  readonly source: AsyncIterable<Uint8Array>;
+  /** Bytes the file may hold after decompression. */
+  readonly maxBytes: number;
+  /** The identity the attempts' test ids are derived for (absent: their failure facts only). */
+  readonly identity?: IdentityContext | undefined;
+  /** The attempts the file's upload may still hold (parse-file.ts `UploadAttempts`). */
+  readonly budget?: AttemptBudget | undefined;
+  /** Made for `identity`: the attempts are also prepared as they come, and the file attached to it. */
+  readonly prep?: UploadPrep | undefined;
+}
 
 /**
- * Parses one file and derives its attempts' failure facts and, when `identity` is given, their test
- * ids (derive.ts); what upload and bundle ingestion call. `budget`: the attempts the file's upload
- * may still hold (parse-file.ts `UploadAttempts`). With `prep` (made for `identity`), the attempts
- * are also prepared for ingestion as they come (prepare.ts), and the file is attached to it.
+ * Parses one file and derives its attempts' failure facts and, when an identity is given, their
+ * test ids (prepare/derive.ts); what upload and bundle ingestion call.
  */
-export type ParseJunit = (
-  name: string,
-  source: AsyncIterable<Uint8Array>,
-  maxBytes: number,
-  identity?: IdentityContext,
-  budget?: AttemptBudget,
-  prep?: UploadPrep,
-) => Promise<ParsedFile>;
+export type ParseJunit = (request: ParseRequest) => Promise<ParsedFile>;
+
+/** Parses and derives on the calling thread: what a parser thread and the request thread do together. */
+export async function parseAndDerive(derivation: Derivation, request: ParseRequest): Promise<ParsedFile> {
+  const { identity, prep } = request;
+  const file = derivation.file(await parseJunitFile(request), identity);
+  if (identity !== undefined && prep !== undefined) prep.attach(file, prep.prepareWhole(file));
+  return file;
+}
 
 /**
- * Chunks of one file in flight to its thread: 32 x 256 KB at most. The request thread forwards them
- * between its own tasks (deriving a batch of attempts takes ~25 ms, storing another upload longer):
- * with 2 MB in flight the thread waited for bytes ~15% of a 100k-case parse, with 8 MB ~2%.
+ * Chunks of one file in flight to its thread. The request thread forwards them between its own tasks
+ * (deriving a batch of attempts, storing another upload), so the thread needs enough queued to keep
+ * parsing meanwhile (measured: docs/benchmarks.md).
  */
 const MAX_IN_FLIGHT = 32;
 const MAX_CHUNK = 256 * 1024;
 
-/** How a file's parse ended: the file (and its preparation, if any), or an error. */
-type Parsed = { file: ParsedFile; prep?: FilePrep | undefined } | { error: Error };
+/** How a file's parse ended: the file, or an error. */
+type Parsed = { file: ParsedFile } | { error: Error };
 
 interface Pending {
   readonly done: (result: Parsed) => void;
-  /** The attempts received so far, and what the request thread derived of them. */
-  readonly attempts: JunitAttempt[];
-  readonly derived: { failures: (FailureFacts | null)[]; testIds: string[] };
-  readonly identity: IdentityContext | undefined;
-  /** Prepares the attempts for ingestion as they are derived (with an identity only). */
-  readonly prep: FilePrep | undefined;
+  /** The attempts received so far, derived (and prepared) as they come. */
+  readonly incoming: IncomingFile;
   inFlight: number;
   /** Wakes the sender waiting for a chunk to be consumed. */
   wake: (() => void) | undefined;
@@ -85,11 +64,9 @@ interface Pending {
 /**
  * The parser thread's young generation (V8's nursery). A parse allocates a few short-lived objects
  * per tag (attributes, strings, attempt records) and drops each batch once encoded; with V8's
- * default (~16 MB semi-spaces) it was collected so often that garbage collection took ~25% of the
- * thread and more again on V8's helper threads. At 96 MB (A/B of six 100k-case uploads against the
- * default: parser thread 0.88 vs 0.99 CPU-s, V8 helpers 0.43 vs 0.62, whole upload 1.71 vs 1.88 s)
- * almost nothing survives a collection. The request thread's own young generation made no
- * measurable difference. Memory: up to this much more resident while a large file is parsed.
+ * default it was collected so often that garbage collection took a large share of the thread
+ * (docs/benchmarks.md); this large, almost nothing survives a collection. Memory: up to this much
+ * more resident while a large file is parsed.
  */
 const PARSER_YOUNG_GENERATION_MB = 96;
 
@@ -100,8 +77,9 @@ class ParserThread {
   constructor(
     onExit: () => void,
     private readonly onRead: (read: FileRead | undefined) => void,
+    private readonly derivation: Derivation,
   ) {
-    this.worker = new Worker(new URL('./parse-worker-entry.mjs', import.meta.url), {
+    this.worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB },
     });
     this.worker.unref();
@@ -124,11 +102,7 @@ class ParserThread {
       return;
     }
     if (m.kind === 'attempts') {
-      const attempts = decodeAttempts(m.batch);
-      for (const a of attempts) p.attempts.push(a);
-      const from = p.derived.failures.length;
-      deriveInto(p.derived, attempts, p.identity);
-      p.prep?.add(attempts, p.derived.testIds, p.derived.failures, from);
+      p.incoming.add(decodeAttempts(m.batch));
       return;
     }
     this.#forget(m.id);
@@ -137,25 +111,7 @@ class ParserThread {
       return;
     }
     this.onRead(m.read);
-    const read = m.read === undefined ? {} : { read: m.read };
-    // A rejected file ingests nothing (its provisional batches are dropped here).
-    if (!m.summary.ok) {
-      p.done({
-        file: { ...deriveFile({ name: m.name, summary: m.summary, attempts: [] }, p.identity), ...read },
-      });
-      return;
-    }
-    const { failures, testIds } = p.derived;
-    const identity = p.identity;
-    const file: ParsedFile = {
-      name: m.name,
-      summary: m.summary,
-      attempts: p.attempts,
-      failures,
-      ...(identity === undefined ? {} : { ids: { identity, testIds } }),
-      ...read,
-    };
-    p.done({ file, prep: p.prep });
+    p.done({ file: p.incoming.finish(m.name, m.summary, m.read) });
   }
 
   #forget(id: number): void {
@@ -163,22 +119,12 @@ class ParserThread {
     if (this.pending.size === 0) this.worker.unref();
   }
 
-  async parse(
-    id: number,
-    name: string,
-    source: AsyncIterable<Uint8Array>,
-    maxBytes: number,
-    identity: IdentityContext | undefined,
-    budget: AttemptBudget | undefined,
-    prep: UploadPrep | undefined,
-  ): Promise<ParsedFile> {
+  async parse(id: number, request: ParseRequest): Promise<ParsedFile> {
+    const { name, source, maxBytes, budget } = request;
     let settled: Parsed | undefined;
     const result = new Promise<Parsed>((resolve) => {
       const pending: Pending = {
-        attempts: [],
-        derived: { failures: [], testIds: [] },
-        identity,
-        prep: identity === undefined ? undefined : prep?.file(),
+        incoming: new IncomingFile(this.derivation, request.identity, request.prep),
         inFlight: 0,
         wake: undefined,
         done: (r) => {
@@ -219,7 +165,6 @@ class ParserThread {
     if (settled === undefined) post({ kind: 'end', id });
     const r = await result;
     if ('error' in r) throw r.error;
-    if (r.prep !== undefined) prep?.attach(r.file, r.prep);
     return r.file;
   }
 }
@@ -238,18 +183,21 @@ export class ParserPool {
     this.#plainBytes += read?.plainBytes ?? 0;
   };
 
-  constructor(threads: number) {
-    this.#threads = new Array(threads).fill(undefined);
+  readonly #derivation: Derivation;
+
+  /** `threads`: MAINLINE_PARSE_THREADS; `derivation`: the app's (app/caches.ts). */
+  constructor(options: { threads: number; derivation: Derivation }) {
+    this.#threads = new Array(options.threads).fill(undefined);
+    this.#derivation = options.derivation;
   }
 
-  readonly parse: ParseJunit = async (name, source, maxBytes, identity, budget, prep) => {
+  readonly parse: ParseJunit = async (request) => {
     if (this.#threads.length === 0) {
-      const file = await parseAndDerive(name, source, maxBytes, identity, budget);
+      const file = await parseAndDerive(this.#derivation, request);
       this.#onRead(file.read);
-      if (identity !== undefined && prep !== undefined) prep.attach(file, prep.prepareWhole(file));
       return file;
     }
-    return this.#thread().parse(++this.#ids, name, source, maxBytes, identity, budget, prep);
+    return this.#thread().parse(++this.#ids, request);
   };
 
   /**
@@ -267,7 +215,7 @@ export class ParserPool {
 
   /**
    * An idle running thread if there is one; else a new thread while there is room (a thread costs
-   * its start-up, ~1 s of CPU, and memory, so one is started only when the others are busy); else
+   * its start-up CPU and memory, so one is started only when the others are busy); else
    * the running thread with the fewest files in progress (round robin among equals).
    */
   #thread(): ParserThread {
@@ -287,9 +235,13 @@ export class ParserPool {
     this.#next = (best + 1) % n;
     let thread = this.#threads[best];
     if (thread === undefined) {
-      const started: ParserThread = new ParserThread(() => {
-        if (this.#threads[best] === started) this.#threads[best] = undefined;
-      }, this.#onRead);
+      const started: ParserThread = new ParserThread(
+        () => {
+          if (this.#threads[best] === started) this.#threads[best] = undefined;
+        },
+        this.#onRead,
+        this.#derivation,
+      );
       thread = started;
       this.#threads[best] = thread;
     }

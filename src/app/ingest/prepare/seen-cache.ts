@@ -1,17 +1,10 @@
-import { SEEN_COLUMNS, type SeenTestCase, seenOf, type TestCaseRow } from '../../store/test-cases.ts';
-import { perDatabase } from '../per-database.ts';
+import { SEEN_COLUMNS, type SeenTestCase, seenOf, type TestCaseRow } from '../../../store/test-cases.ts';
+import type { KnownTests } from './types.ts';
 
-/** What the cache knows of one repository at one version. */
-export interface KnownTests {
-  /** The seen columns of every test it knows. */
-  readonly tests: ReadonlyMap<string, SeenTestCase>;
-  /** Whole rows of the tests ingestion re-evaluated last (a test failing run after run is again). */
-  readonly full: ReadonlyMap<string, TestCaseRow>;
-}
+/** Nothing known: a repository not stored yet, or at a version the cache does not hold. */
+export const NOTHING_KNOWN: KnownTests = { tests: new Map(), full: new Map() };
 
-const EMPTY: KnownTests = { tests: new Map(), full: new Map() };
-
-/** A whole row counts as this many seen rows toward the bound (monitor states, reasons: ~1 KB). */
+/** A whole row counts as this many seen rows toward the bound (monitor states, reasons). */
 const FULL_ROW_WEIGHT = 5;
 
 /** A whole row with the seen columns of `seen` (the same row when they are the same). */
@@ -34,12 +27,13 @@ export class SeenTestsCache {
   >();
   #size = 0;
 
+  /** `maxTests`: tests remembered at most (MAINLINE_SEEN_TESTS_CACHE), a whole row counting as several. */
   constructor(private readonly maxTests: number) {}
 
   /** The tests known at `version` (empty maps when it is not the version remembered). */
   lookup(repoId: string, version: number): KnownTests {
     const entry = this.#repos.get(repoId);
-    if (entry === undefined || entry.version !== version) return EMPTY;
+    if (entry === undefined || entry.version !== version) return NOTHING_KNOWN;
     // Most recently used last.
     this.#repos.delete(repoId);
     this.#repos.set(repoId, entry);
@@ -90,9 +84,3 @@ export class SeenTestsCache {
     this.#repos.delete(repoId);
   }
 }
-
-/** Up to this many tests are remembered per process (~200 bytes each). */
-const MAX_CACHED_TESTS = 500_000;
-
-/** The cache of one database. */
-export const seenTestsCache = perDatabase(() => new SeenTestsCache(MAX_CACHED_TESTS));

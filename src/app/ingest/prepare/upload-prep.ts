@@ -1,33 +1,17 @@
-// Preparing an upload's attempts while its files are parsed. The request thread derives each batch
-// of attempts a parser thread sends (test ids, failure facts: derive.ts) while the thread parses on;
-// here it also resolves each attempt against the tests the upload most likely knows (the seen cache
-// at the repository's health version when the upload began) and turns known tests' passes into the
-// entries that are stored. Ingestion (ingest.ts) then only has the rest to do in its transaction:
-// tests that were not known, the writes, health. A preparation is used only if the repository is
-// still at the version it was made at (no test row changed since), else ingestion prepares the
-// files again from their attempts, in its transaction, the same way.
-import { type CodeownersRule, ownersFor } from '../../domain/codeowners/index.ts';
-import type { JunitAttempt } from '../../domain/junit/index.ts';
-import { PassList } from '../../store/pass-codec.ts';
-import { SEEN_PRECISION_MS, type SeenTestCase } from '../../store/test-cases.ts';
-import {
-  attemptTestId,
-  type FailureFacts,
-  failureFacts,
-  type IdentityContext,
-  sameIdentity,
-} from './derive.ts';
-import type { ParsedFile } from './parse-file.ts';
-import type { KnownTests } from './seen-cache.ts';
-
-/** One attempt with its test identity resolved. */
-export interface IdentifiedAttempt {
-  readonly testId: string;
-  readonly attempt: JunitAttempt;
-  readonly at: number;
-  /** Its failure's fingerprint and summary (null unless it failed). */
-  readonly failure: FailureFacts | null;
-}
+// Preparing an upload's attempts for storing. The request thread derives each batch of attempts a
+// parser thread sends (test ids, failure facts: derive.ts) while the thread parses on; here it also
+// resolves each attempt against the tests the upload most likely knows (the seen cache at the
+// repository's health version when the upload began) and turns known tests' passes into the entries
+// that are stored. Ingestion (ingest.ts) then only has the rest to do in its transaction: tests that
+// were not known, the writes, health. A preparation is used only if the repository is still at the
+// version it was made at (no test row changed since), else ingestion prepares the files again from
+// their attempts, in its transaction, through the same FilePrep.add (prepare-upload.ts settle).
+import { ownersFor } from '../../../domain/codeowners/index.ts';
+import type { JunitAttempt } from '../../../domain/junit/index.ts';
+import { PassList } from '../../../store/pass-codec.ts';
+import { SEEN_PRECISION_MS, type SeenTestCase } from '../../../store/test-cases.ts';
+import { type Derivation, sameIdentity } from './derive.ts';
+import type { FailureFacts, IdentifiedAttempt, IdentityContext, ParsedFile, PrepBasis } from './types.ts';
 
 /** Attempt timestamps more than 30 days old or over an hour ahead are runner defaults: use the upload time. */
 const OLDEST_PLAUSIBLE_MS = 30 * 24 * 3_600_000;
@@ -42,19 +26,6 @@ export function duration(a: JunitAttempt): number | null {
   return a.durationMs === null ? null : Math.round(a.durationMs);
 }
 
-/** What a preparation is made against. */
-export interface PrepBasis {
-  readonly identity: IdentityContext;
-  /** The upload's time: tests first or last seen, attempts without a plausible timestamp. */
-  readonly now: number;
-  /** The upload's CODEOWNERS rules (undefined: it sent none, owners stay as they are). */
-  readonly rules: readonly CodeownersRule[] | undefined;
-  /** The repository the known tests are of (undefined: not stored yet), and its health version. */
-  readonly repoId: string | undefined;
-  readonly version: number;
-  readonly known: KnownTests;
-}
-
 /** One upload's preparation: its files' (FilePrep), and what they share. */
 export class UploadPrep {
   readonly #ownersByFile = new Map<string, string>();
@@ -64,7 +35,11 @@ export class UploadPrep {
   /** Attempts resolved to a known test's row (0: the preparation holds nothing version-bound). */
   resolved = 0;
 
-  constructor(readonly basis: PrepBasis) {}
+  constructor(
+    readonly basis: PrepBasis,
+    /** Derives what a file parsed without its identity lacks (prepareWhole). */
+    readonly derivation: Derivation,
+  ) {}
 
   /** Starts preparing one file (its attempts are added as they are parsed). */
   file(): FilePrep {
@@ -141,13 +116,19 @@ export class UploadPrep {
     const prep = this.file();
     const { identity } = this.basis;
     const n = file.attempts.length;
+    const derive = this.derivation;
     const ids =
       file.ids !== undefined && sameIdentity(file.ids.identity, identity)
         ? file.ids.testIds
-        : file.attempts.map((a) => attemptTestId(identity, a));
-    const failures = file.failures ?? file.attempts.map((a, k) => failureFacts(a, ids[k]));
-    if (n > 0) prep.add(file.attempts, ids, failures, 0);
+        : file.attempts.map((a) => derive.testId(identity, a));
+    const failures = file.failures ?? file.attempts.map((a, k) => derive.failureFacts(a, ids[k]));
+    if (n > 0) prep.add(file.attempts, { testIds: ids, failures }, 0);
     return prep;
+  }
+
+  /** Each file's preparation: the one made while it was parsed, else one made now. */
+  prepared(files: readonly ParsedFile[]): FilePrep[] {
+    return files.map((f) => this.preparedOf(f) ?? this.prepareWhole(f));
   }
 }
 
@@ -179,6 +160,12 @@ class OrdinalSet {
   }
 }
 
+/** A file's attempts' test ids and failure facts, as far as they were derived. */
+interface DerivedSoFar {
+  readonly testIds: readonly string[];
+  readonly failures: readonly (FailureFacts | null)[];
+}
+
 /** One file's attempts, identified and resolved against the known tests as far as they could be. */
 export class FilePrep {
   readonly attempts: IdentifiedAttempt[] = [];
@@ -203,15 +190,11 @@ export class FilePrep {
   constructor(private readonly upload: UploadPrep) {}
 
   /**
-   * Adds attempts in file order; `testIds[from + k]` and `failures[from + k]` are attempt k's (the
-   * arrays the derivation appends to).
+   * Adds attempts in file order; `derived.testIds[from + k]` and `derived.failures[from + k]` are
+   * attempt k's (derived holds the arrays the derivation appends to).
    */
-  add(
-    attempts: readonly JunitAttempt[],
-    testIds: readonly string[],
-    failures: readonly (FailureFacts | null)[],
-    from: number,
-  ): void {
+  add(attempts: readonly JunitAttempt[], derived: DerivedSoFar, from: number): void {
+    const { testIds, failures } = derived;
     const upload = this.upload;
     const { now, known } = upload.basis;
     let resolved = 0;

@@ -2,25 +2,25 @@
 // while they are parsed, then the file's summary. Several files may be in progress at once (one per
 // upload part being read); each has its own parser.
 import { parentPort } from 'node:worker_threads';
-import type { AttemptWriter } from '../../domain/junit/index.ts';
-import { ChunkQueue } from '../../lib/chunk-queue.ts';
+import type { AttemptWriter } from '../../../domain/junit/index.ts';
+import { ChunkQueue } from '../../../lib/chunk-queue.ts';
+import { AttemptEncoder, transferList } from './codec.ts';
 import { parseJunitFile } from './parse-file.ts';
-import { AttemptEncoder, transferList } from './parsed-codec.ts';
-import type { FromParser, ToParser } from './parser-pool.ts';
+import type { FromParser, ToParser } from './protocol.ts';
 
 /**
  * Attempts per batch sent to the request thread. It derives each batch's test ids and failure facts
  * while this thread parses on, and this thread never holds a whole file's attempts (less to collect).
  * Each attempt is encoded (its strings copied) as soon as the parser has it (an AttemptWriter: no
  * attempt objects or batch arrays pile up for the garbage collector), so the parser keeps slices
- * of its input in the attempts instead of copying every name and failure text (~5% of a parse); it
+ * of its input in the attempts instead of copying every name and failure text; it
  * ends a batch at least every SLICE_SPAN_CHARS of input, which bounds the slices the encoder holds
  * (strings with characters above U+00FF, kept until the batch is sent).
  */
 const BATCH = 8192;
 
 const port = parentPort;
-if (port === null) throw new Error('parse-worker.ts runs as a worker thread only');
+if (port === null) throw new Error('parsing/worker.ts runs as a worker thread only');
 const send = (message: FromParser, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 const files = new Map<number, ChunkQueue>();
 
@@ -39,9 +39,13 @@ port.on('message', (message: ToParser) => {
       },
     };
     // Batches are provisional: a file rejected later is discarded by the request thread as a whole.
-    parseJunitFile(message.name, queue, message.maxBytes, message.budget, sendBatch, {
-      batchSize: BATCH,
-      keepSlices: true,
+    parseJunitFile({
+      name: message.name,
+      source: queue,
+      maxBytes: message.maxBytes,
+      budget: message.budget,
+      sink: sendBatch,
+      stream: { batchSize: BATCH, keepSlices: true },
     })
       .then((parsed) =>
         send({ kind: 'parsed', id, name: parsed.name, summary: parsed.summary, read: parsed.read }),
