@@ -109,7 +109,7 @@ async function seed(repo: typeof GIT_REPO): Promise<void> {
       baseBranch: 'main',
       mergeability: 'mergeable' as const,
     };
-    await applyEvent(db, row.id, { type: 'pr_submitted', pr }, Date.now());
+    await applyEvent({ db, caches: t.caches }, row.id, { type: 'pr_submitted', pr }, Date.now());
   }
 }
 

@@ -9,7 +9,8 @@
 import os from 'node:os';
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { applyEvent, rowChanges } from '../src/app/queue/apply.ts';
-import { queueStateCacheOf } from '../src/app/queue/state-cache.ts';
+import { QueueStateCache } from '../src/app/queue/state-cache.ts';
+import { QueueStepListeners } from '../src/app/queue/step-listeners.ts';
 import {
   createQueueState,
   pruneHistory,
@@ -171,7 +172,8 @@ try {
   const stateKiB = Math.round(JSON.stringify(start).length / 1024);
 
   const byKind = new Map<string, Samples>();
-  const cache = queueStateCacheOf(db);
+  const cache = new QueueStateCache(16);
+  const queues = { db, caches: { queueStates: cache, queueSteps: new QueueStepListeners() } };
   let version = 1;
   let next = PRS + 1;
   let merges = 0;
@@ -187,7 +189,7 @@ try {
       engine = micros(t0);
     }
     const t1 = process.hrtime.bigint();
-    const out = await applyEvent(db, queueId, event, now);
+    const out = await applyEvent(queues, queueId, event, now);
     round.push({ kind, event, engine, rows: micros(t1) });
     version += 1;
     return out.actions;

@@ -13,16 +13,16 @@ import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } 
 import pg from 'pg';
 import { ensureRepository } from '../src/app/repositories.ts';
 import { createToken } from '../src/app/tokens.ts';
+import type { Queryable } from '../src/db/bulk.ts';
 import { type Database, openDatabase } from '../src/db/database.ts';
 import { failureFingerprint, summariseFailure } from '../src/domain/failures/index.ts';
 import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
-import type { Queryable } from '../src/store/db.ts';
 import { failureTextHash } from '../src/store/failure-texts.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import { findOrgBySlug } from '../src/store/orgs.ts';
 import { encodePasses, type PassEntry } from '../src/store/pass-codec.ts';
-import { countPasses, insertUploadPasses, passCounts } from '../src/store/passes.ts';
-import { rebuildRollups } from '../src/store/rollups.ts';
+import { countPasses, insertUploadPasses, PassBlobs, passCounts } from '../src/store/passes.ts';
+import { rebuildRollups } from '../src/store/rollups-write.ts';
 import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
@@ -539,6 +539,7 @@ async function seedRepo(
   // The hot test is the first (ordinal 0).
   const hotPasses = await passCounts(
     db as unknown as Queryable,
+    new PassBlobs(0),
     repository.id,
     [{ id: cases.hotTestId, ordinal: 0 }],
     [0],

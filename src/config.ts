@@ -1,3 +1,4 @@
+// Over ~350 lines: each setting's documented field and its reader and checks stay in the one module that reads process.env.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -104,6 +105,22 @@ export interface Config {
   readonly tokenCacheSeconds: number;
   /** Repositories (by organization and name) each process remembers; 0 none (MAINLINE_REPOSITORY_CACHE). */
   readonly repositoryCacheSize: number;
+  /** Serialized answers kept per page-listing read route, up to ~130 KB each (MAINLINE_KEPT_PAGES). */
+  readonly keptPages: number;
+  /** Serialized single-test answers (get-test-details) kept, a few KB each (MAINLINE_KEPT_DETAILS). */
+  readonly keptDetails: number;
+  /** Pages of list-unhealthy-tests records kept by health version, 100 records each (MAINLINE_PAGE_CACHE). */
+  readonly pageCacheSize: number;
+  /** Bytes of decoded upload pass blobs each process keeps (MAINLINE_PASS_CACHE_BYTES). */
+  readonly passCacheBytes: number;
+  /** Merge bases of commit pairs the git forge remembers; 0 none (MAINLINE_MERGE_BASE_CACHE). */
+  readonly mergeBaseCache: number;
+  /** Tests (their seen columns) ingestion remembers between uploads, all repositories together (MAINLINE_SEEN_TESTS_CACHE). */
+  readonly seenTestsCache: number;
+  /** Test ids ingestion remembers by their identity fields (MAINLINE_TEST_ID_CACHE). */
+  readonly testIdCache: number;
+  /** Tests whose last failure's facts ingestion remembers (MAINLINE_FAILURE_CACHE); texts: a fifth as many. */
+  readonly failureCache: number;
   /** The GitHub forge (MAINLINE_GITHUB_*); absent: every repository uses the plain-git forge. */
   readonly github: GitHubConfig | undefined;
   /** The GitLab forge (MAINLINE_GITLAB_*); absent: no repository goes to GitLab. */
@@ -119,6 +136,8 @@ export interface GitLabConfig {
   readonly token: string;
   /** The secret token GitLab sends in X-Gitlab-Token (MAINLINE_GITLAB_WEBHOOK_SECRET); without it webhooks are refused. */
   readonly webhookSecret: string | undefined;
+  /** Test branches pushed with ci.skip and their pipelines created through the API (MAINLINE_GITLAB_CREATE_PIPELINES). */
+  readonly createPipelines: boolean;
 }
 
 export interface GitHubConfig {
@@ -134,12 +153,12 @@ export interface GitHubConfig {
   readonly webhookSecret: string | undefined;
 }
 
-/** A configuration value that cannot be used; the message says which variable and what to fix. */
 /** Where bodies being received spill past their in-memory part (src/lib/spool.ts): `<dataDir>/tmp`. */
 export function uploadTempDir(config: Pick<Config, 'dataDir'>): string {
   return path.join(config.dataDir, 'tmp');
 }
 
+/** A configuration value that cannot be used; the message says which variable and what to fix. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -319,7 +338,13 @@ function readGitLab(env: Env): GitLabConfig | undefined {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw new ConfigError(`MAINLINE_GITLAB_URL must be an http(s) URL, got "${url}"`);
   }
-  return { url, host: (hostRaw ?? parsed.host).toLowerCase(), token, webhookSecret };
+  return {
+    url,
+    host: (hostRaw ?? parsed.host).toLowerCase(),
+    token,
+    webhookSecret,
+    createPipelines: readFlag(env, 'MAINLINE_GITLAB_CREATE_PIPELINES'),
+  };
 }
 
 /** Reads and validates the configuration. The only place that looks at process.env. */
@@ -373,6 +398,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     tokenCacheSize: readInt(env, 'MAINLINE_TOKEN_CACHE', 10_000, 0, 10_000_000),
     tokenCacheSeconds: readInt(env, 'MAINLINE_TOKEN_CACHE_SECONDS', 5, 0, 300),
     repositoryCacheSize: readInt(env, 'MAINLINE_REPOSITORY_CACHE', 10_000, 0, 10_000_000),
+    keptPages: readInt(env, 'MAINLINE_KEPT_PAGES', 64, 1, 100_000),
+    keptDetails: readInt(env, 'MAINLINE_KEPT_DETAILS', 4096, 1, 10_000_000),
+    pageCacheSize: readInt(env, 'MAINLINE_PAGE_CACHE', 256, 1, 100_000),
+    passCacheBytes: readInt(env, 'MAINLINE_PASS_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
+    mergeBaseCache: readInt(env, 'MAINLINE_MERGE_BASE_CACHE', 10_000, 0, 10_000_000),
+    seenTestsCache: readInt(env, 'MAINLINE_SEEN_TESTS_CACHE', 500_000, 0, 100_000_000),
+    testIdCache: readInt(env, 'MAINLINE_TEST_ID_CACHE', 250_000, 0, 100_000_000),
+    failureCache: readInt(env, 'MAINLINE_FAILURE_CACHE', 10_000, 0, 10_000_000),
     github: readGitHub(env, cwd),
     gitlab: readGitLab(env),
   });

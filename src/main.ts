@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { createCaches } from './app/caches.ts';
 import { ensureBootstrapToken } from './app/tokens.ts';
+import { WebhookDispatcher } from './app/webhooks-out/dispatch.ts';
 import { type Config, uploadTempDir } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { createForge } from './forge/router.ts';
@@ -12,7 +14,7 @@ import { GitHubEventProcessor, startGitHubEvents } from './runner/github-events.
 import { startHealthSweep } from './runner/health-sweep.ts';
 import type { Background } from './runner/periodic.ts';
 import { QueueRunner, startQueueRunner } from './runner/queue-runner.ts';
-import { startWebhookDispatcher, WebhookDispatcher } from './runner/webhook-dispatcher.ts';
+import { startWebhookDispatcher } from './runner/webhook-dispatcher.ts';
 import { migrateToLatest } from './store/migrate.ts';
 
 export interface Server {
@@ -33,10 +35,13 @@ export async function startServer(config: Config): Promise<Server> {
     // Bodies being received spill to files here; those a stopped server left behind are removed.
     const sweptSpools = await new SpoolDir(uploadTempDir(config)).sweep();
     let wakeGitHub = () => {};
-    const forge = createForge(config, { db: database.db });
+    // One set of caches for the process: the HTTP app and the runners below share it.
+    const caches = createCaches(config);
+    const forge = createForge(config, { db: database.db, mergeBases: caches.mergeBases });
     const app = await buildApp({
       config,
       database,
+      caches,
       forge,
       processMetrics: true,
       onGitHubDelivery: () => wakeGitHub(),
@@ -67,7 +72,7 @@ export async function startServer(config: Config): Promise<Server> {
       }
     }
     const url = await app.listen({ host: config.host, port: config.port });
-    const ctx = { db: database.db, config, now: Date.now };
+    const ctx = { db: database.db, config, now: Date.now, caches };
     const background: Background[] = [];
     if (config.healthSweepSeconds > 0)
       background.push(startHealthSweep(ctx, config.healthSweepSeconds * 1000, app.log));

@@ -1,12 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Tables } from '../store/schema.ts';
-import type { ReadAnswers } from './health/read-answers.ts';
-import type { ForgeSettingsMemo } from './queue/forge-settings-cache.ts';
-import type { QueueStateCache } from './queue/state-cache.ts';
+import type { Caches } from './caches.ts';
 import type { RepositoryCache } from './repositories.ts';
 import type { AuthThrottle } from './throttle.ts';
-import type { TokenCache } from './tokens.ts';
 
 /** What every use case is given: the database, the configuration, and the time source. */
 export interface AppContext {
@@ -19,20 +16,11 @@ export interface AppContext {
    * config (runners, which authenticate nobody, have none).
    */
   readonly authThrottle?: AuthThrottle;
-  /** Parsed queue states by (queue, version) for queue reads; the HTTP app makes one sized from the config. */
-  readonly queueStates?: QueueStateCache;
-  /** What GitHub branches say about their queues, for getQueue only; the HTTP app makes one sized from the config. */
-  readonly forgeSettings?: ForgeSettingsMemo;
-  /** Callers of recently authenticated tokens (MAINLINE_TOKEN_CACHE[_SECONDS]); the HTTP app makes one. */
-  readonly tokens?: TokenCache;
-  /** Repository identities by organization and name (MAINLINE_REPOSITORY_CACHE); the HTTP app makes one. */
-  readonly repositories?: RepositoryCache;
-  /** Kept JSON of test-health read answers (health/read-answers.ts); each route makes its own when absent. */
-  readonly readAnswers?: {
-    readonly testDetails: ReadAnswers;
-    readonly failingPages: ReadAnswers;
-    readonly unhealthyPages: ReadAnswers;
-  };
+  /**
+   * The app's in-memory caches (caches.ts), sized from the config: one set per process (the HTTP app's
+   * and its runners' contexts share it), a fresh one per test app.
+   */
+  readonly caches: Caches;
 }
 
 /** Who is calling: resolved from the x-api-token header. Every query is scoped to orgId. */

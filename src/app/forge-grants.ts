@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
+import type { Queryable } from '../db/bulk.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Queryable } from '../store/db.ts';
 import * as grants from '../store/forge-grants.ts';
 import { findOrgBySlug } from '../store/orgs.ts';
 import type { Caller } from './context.ts';

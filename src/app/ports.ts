@@ -116,6 +116,34 @@ export interface Forge {
   workflowRun?(repo: ForgeRepo, runId: number): Promise<WorkflowRun | null>;
 }
 
+/**
+ * The plain-git forge, which hosts the bare repositories users push to: it can say whether a name can
+ * be a repository on this server and create one.
+ */
+export interface RepositoryHostingForge extends Forge {
+  /** Why this host/owner/name cannot be a repository folder on this server; null when it can. */
+  unusableName(repo: { host: string; owner: string; name: string }): string | null;
+  /** Creates the repository's bare repository if absent and answers its path. */
+  ensureRepository(repo: ForgeRepo): Promise<string>;
+}
+
+/** A commit's status by name as the forge reads it, in commit-status states. */
+export interface CommitStatusReading {
+  readonly name: string;
+  readonly state: 'pending' | 'success' | 'failure' | 'error';
+  readonly url: string | null;
+}
+
+/**
+ * What GitLab's webhook processing asks of the GitLab forge beyond the queue's Forge: the statuses on
+ * a commit (pipeline and job events name only the commit) and a note author's role by user id.
+ */
+export interface GitLabEventForge {
+  commitStatuses(repo: ForgeRepo, sha: string): Promise<CommitStatusReading[]>;
+  /** The role (as collaboratorPermission names it) of a user by GitLab's user id. */
+  accessRole(repo: ForgeRepo, userId: number): Promise<string>;
+}
+
 /** Several PRs as `forge.pullRequests` reads them together, or one by one where it cannot. */
 export async function pullRequestsOf(
   forge: Forge,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/bulk.ts';
 import { AppError } from '../domain/errors.ts';
 import { repoFullName } from '../domain/testid/index.ts';
-import type { Queryable } from '../store/db.ts';
+import { Lru } from '../lib/lru.ts';
 import * as repos from '../store/repos.ts';
 import type { Caller } from './context.ts';
-import { Lru } from './lru.ts';
 import type { PageTokens } from './page-token.ts';
 import { type PageInfo, type PageQuery, paginate } from './paginate.ts';
 

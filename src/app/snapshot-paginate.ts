@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Queryable } from '../store/db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import type { Tables } from '../store/schema.ts';
 import { findReusableSnapshot, findSnapshot, saveSnapshot } from '../store/snapshots.ts';
+import { inTransaction } from '../store/transaction.ts';
 import { invalidPageToken, PageTokens } from './page-token.ts';
 import type { PageInfo, PageQuery } from './paginate.ts';
 
@@ -110,11 +111,9 @@ export async function snapshotPaginate<R>(
     return { rows: await source.firstPage(size), page: pageInfo(tokens, hash, total, size, live), at: live };
   }
   const id = randomUUID();
-  const frozen = await db
-    .transaction()
-    .execute((trx) =>
-      saveSnapshot(trx, { id, queryHash: hash, version, createdAt: now }, (d) => source.fill(d, id)),
-    );
+  const frozen = await inTransaction(db, (trx) =>
+    saveSnapshot(trx, { id, queryHash: hash, version, createdAt: now }, (d) => source.fill(d, id)),
+  );
   const first = { s: id, i: 0 };
   return {
     rows: await pageOf(source, id, 0, size),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../domain/errors.ts';
-import { Lru } from './lru.ts';
+import { Lru } from '../lib/lru.ts';
 
 interface Bucket {
   tokens: number;

@@ -1,11 +1,11 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Queryable } from '../db/bulk.ts';
 import { AppError } from '../domain/errors.ts';
 import { reservedOrgSlugReason } from '../domain/org-slug.ts';
-import type { Queryable } from '../store/db.ts';
+import { Lru } from '../lib/lru.ts';
 import { findOrgBySlug, insertOrgIfAbsent } from '../store/orgs.ts';
 import * as tokens from '../store/tokens.ts';
 import type { Caller } from './context.ts';
-import { Lru } from './lru.ts';
 
 /** Lower-case letters, digits and inner dashes, 1–64 characters. */
 export const ORG_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;

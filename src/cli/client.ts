@@ -1,6 +1,6 @@
 /** The HTTP client of the client commands: posts test results to a Mainline (or Trunk v1) server. */
 import { createHash } from 'node:crypto';
-import type { UploadMeta } from '../app/ingest/ingest.ts';
+import type { UploadMeta } from '../app/ingest/prepare/types.ts';
 
 /** The upload's `meta` part: one definition, shared with the server (docs/upload-contract.md). */
 export type { UploadMeta };

@@ -1,6 +1,6 @@
 // Checkpoints of an SQLite WAL off the request thread. SQLite's automatic checkpoint runs inside the
-// commit that crosses 1,000 WAL pages: a 100k-test upload's commit then also copies its ~40 MB of
-// pages into the database file, about 60% of the commit's time, on the thread that serves requests.
+// commit that crosses 1,000 WAL pages: a large upload's commit then also copies its pages into the
+// database file, most of the commit's time, on the thread that serves requests.
 // Here the writer's automatic checkpoints are off and a thread of its own checkpoints (PASSIVE) at
 // most every CHECKPOINT_EVERY_MS after writes. If that thread fails, the writer checkpoints itself
 // again, so the WAL never grows without bound.

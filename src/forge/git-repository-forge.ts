@@ -9,28 +9,33 @@ import type {
   ForgeRepo,
   MergeInput,
   MergeOutcome,
+  RepositoryHostingForge,
 } from '../app/ports.ts';
 import { findPullRequest, type GitPullRequestRow, setPullRequestState } from '../store/git-prs.ts';
+import { oldestRepoIdNamed } from '../store/repos.ts';
 import type { Tables } from '../store/schema.ts';
 
 type RequiredStatuses = Awaited<ReturnType<Forge['requiredStatuses']>>;
 
-import { GitForge, GitInputError } from './git/index.ts';
+import { GitForge, GitInputError, type MergeBases } from './git/index.ts';
 
 /**
  * The plain-git forge: pull requests are registered through Mainline's API (a head branch in the
  * bare repository), CI reports statuses through the API, and git work happens in bare repositories
  * under `root` (`<repository id>/<host>/<owner>/<name>.git`), which users push to.
  */
-export class GitRepositoryForge implements Forge {
+export class GitRepositoryForge implements RepositoryHostingForge {
   readonly git: GitForge;
   readonly #db: Kysely<Tables>;
   readonly #now: () => number;
   /** `.mainline.yaml` readings by repository and branch, valid while the branch head is unchanged. */
   readonly #required = new Map<string, { head: string; value: RequiredStatuses }>();
 
-  constructor(options: { root: string; db: Kysely<Tables>; now?: () => number }) {
-    this.git = new GitForge({ root: options.root });
+  constructor(options: { root: string; db: Kysely<Tables>; now?: () => number; mergeBases?: MergeBases }) {
+    this.git = new GitForge({
+      root: options.root,
+      ...(options.mergeBases === undefined ? {} : { mergeBases: options.mergeBases }),
+    });
     this.#db = options.db;
     this.#now = options.now ?? Date.now;
   }
@@ -51,21 +56,22 @@ export class GitRepositoryForge implements Forge {
     if (existsSync(path)) return true;
     const legacy = this.git.repoPath({ host: repo.host, owner: repo.owner, name: repo.name });
     if (!existsSync(legacy)) return false;
-    const first = await this.#db
-      .selectFrom('repositories')
-      .select('id')
-      .where('host_key', '=', repo.host.toLowerCase())
-      .where('owner_key', '=', repo.owner.toLowerCase())
-      .where('name_key', '=', repo.name.toLowerCase())
-      .orderBy('created_at')
-      .orderBy('id')
-      .executeTakeFirst();
-    if (first?.id !== repo.id) return false;
+    if ((await oldestRepoIdNamed(this.#db, repo)) !== repo.id) return false;
     await mkdir(dirname(path), { recursive: true });
     await rename(legacy, path).catch((error: NodeJS.ErrnoException) => {
       if (!existsSync(path)) throw error;
     });
     return true;
+  }
+
+  unusableName(repo: { host: string; owner: string; name: string }): string | null {
+    try {
+      this.git.repoPath(repo);
+      return null;
+    } catch (error) {
+      if (error instanceof GitInputError) return error.message;
+      throw error;
+    }
   }
 
   /** Creates the repository's bare repository (after adopting a legacy one) and returns its path. */

@@ -1,27 +1,17 @@
-// The JSON of recent answers of a read route, by a key that names one exact answer (the app layer
-// makes it from everything the answer depends on, the repository's health_version among them).
-// Serializing a page of 100 records was most of a repeated page's time and garbage, and the
-// collection pauses it caused showed in the p99.
+// Sends a read route's answer from the app's kept answers (app/health/read-answers.ts, one cache per
+// route on ctx.caches.answers): the JSON bytes kept under the key, or the answer made, serialized by
+// the route's own serializer (its response schema, as Fastify would have used) and kept.
 import type { FastifyReply } from 'fastify';
-import { Lru } from '../app/lru.ts';
+import type { Made, ReadAnswers } from '../app/health/read-answers.ts';
 
-/** Answers kept per route: up to ~100 KB of JSON each. */
-const MAX_ANSWERS = 64;
-
-export class AnswerCache {
-  readonly #answers = new Lru<string>(MAX_ANSWERS);
-
-  /**
-   * Sends the answer named `key`: its kept JSON, or `answer()` serialized by the route's own
-   * serializer (its response schema, as Fastify would have used) and kept.
-   */
-  async send(reply: FastifyReply, key: string, answer: () => Promise<unknown>): Promise<FastifyReply> {
-    let json = this.#answers.get(key);
-    if (json === undefined) {
-      json = reply.serialize(await answer()) as string;
-      this.#answers.set(key, json);
-    }
-    // A string is sent as it is: Fastify serializes objects only.
-    return reply.type('application/json; charset=utf-8').send(json);
-  }
+export async function sendKept<T>(
+  reply: FastifyReply,
+  answers: ReadAnswers,
+  answer: { readonly key: string; readonly now: number; readonly make: () => Promise<Made<T>> },
+): Promise<FastifyReply> {
+  const bytes = await answers.bytes(answer.key, answer.now, answer.make, (value: T) => {
+    return reply.serialize(value) as string;
+  });
+  // Bytes are sent as they are: Fastify serializes objects only.
+  return reply.type('application/json; charset=utf-8').send(bytes);
 }

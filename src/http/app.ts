@@ -4,16 +4,14 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { type Caches, createCaches } from '../app/caches.ts';
 import type { AppContext } from '../app/context.ts';
 import { IngestGate } from '../app/ingest/gate.ts';
-import { ParserPool } from '../app/ingest/parser-pool.ts';
+import { ParserPool } from '../app/ingest/parsing/pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
-import { ForgeSettingsMemo } from '../app/queue/forge-settings-cache.ts';
-import { QueueStateCache } from '../app/queue/state-cache.ts';
-import { RepositoryCache } from '../app/repositories.ts';
 import { AuthThrottle } from '../app/throttle.ts';
-import { onTokenRevoked, TokenCache } from '../app/tokens.ts';
+import { onTokenRevoked } from '../app/tokens.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -73,6 +71,8 @@ export interface BuildOptions {
   readonly onGitHubDelivery?: () => void;
   /** Include process-level metrics (CPU, memory, event loop) in /metrics; on for real servers. */
   readonly processMetrics?: boolean;
+  /** The process's caches, shared with its runners (app/caches.ts); made from the config when absent. */
+  readonly caches?: Caches;
 }
 
 /** Route modules of the authenticated /v1 API; each registers one endpoint. */
@@ -140,30 +140,21 @@ async function registerOpenApi(app: FastifyInstance, config: Config): Promise<vo
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config, database } = options;
   const now = options.now ?? Date.now;
-  const parsers = new ParserPool(config.parseThreads);
+  const caches = options.caches ?? createCaches(config);
+  const parsers = new ParserPool({ threads: config.parseThreads, derivation: caches.derivation });
   const ingestGate = new IngestGate(config.ingestConcurrency);
   const authThrottle = new AuthThrottle({
     perMinute: config.authFailLimitPerMinute,
     burst: config.authFailBurst,
     maxAddresses: config.authFailAddresses,
   });
-  const queueStates = new QueueStateCache(config.queueStateCache);
-  const forgeSettings = new ForgeSettingsMemo(
-    config.forgeSettingsCache,
-    config.forgeSettingsTtlSeconds * 1000,
-  );
-  const tokens = new TokenCache(config.tokenCacheSize, config.tokenCacheSeconds * 1000);
-  const stopRevocations = onTokenRevoked(database.db, () => tokens.revoked());
-  const repositories = new RepositoryCache(config.repositoryCacheSize);
+  const stopRevocations = onTokenRevoked(database.db, () => caches.tokens.revoked());
   const ctx: AppContext = {
     db: database.db,
     config,
     now,
     authThrottle,
-    queueStates,
-    forgeSettings,
-    tokens,
-    repositories,
+    caches,
   };
   const secret = (name: string) =>
     getOrCreateSecret(database.db, name, randomBytes(32).toString('base64url'), now());
@@ -175,7 +166,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     urlSigner: new UrlSigner(await secret('signed_urls')),
     parseJunit: parsers.parse,
     ingestGate,
-    forge: options.forge ?? createForge(config, { db: database.db, now }),
+    forge: options.forge ?? createForge(config, { db: database.db, now, mergeBases: caches.mergeBases }),
     isAccepting: () => accepting,
   };
 
@@ -238,7 +229,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     processMetrics: options.processMetrics ?? false,
     ingestGate,
     // Repository and branch names are tenants' data: queues are named only behind the metrics token.
-    queues: { db: database.db, maxQueues: config.metricsToken === undefined ? 0 : config.metricsMaxQueues },
+    queues: {
+      db: database.db,
+      steps: caches.queueSteps,
+      maxQueues: config.metricsToken === undefined ? 0 : config.metricsMaxQueues,
+    },
   });
   registerIngestMetrics(metrics.registry, parsers);
   registerMetrics(app, metrics, config.metricsToken, { throttle: authThrottle, now });

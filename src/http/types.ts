@@ -8,7 +8,7 @@ import type {
 } from 'fastify';
 import type { AppContext } from '../app/context.ts';
 import type { IngestGate } from '../app/ingest/gate.ts';
-import type { ParseJunit } from '../app/ingest/parser-pool.ts';
+import type { ParseJunit } from '../app/ingest/parsing/pool.ts';
 import type { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
 import type { UrlSigner } from '../app/url-signer.ts';

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
 import type { TestCaseEventsTable } from './schema.ts';
 
 export type TestCaseEventRow = Selectable<TestCaseEventsTable>;

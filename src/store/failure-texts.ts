@@ -1,6 +1,6 @@
 // Failure texts, stored once per distinct text (migration 0013): results keep a hash of theirs.
 import { createHash } from 'node:crypto';
-import { insertMany, keyChunks, type Queryable } from './db.ts';
+import { insertMany, keyChunks, type Queryable } from '../db/bulk.ts';
 
 /** The key of a failure text: 128 bits of its SHA-256, base64url (22 characters). */
 export function failureTextHash(text: string): string {

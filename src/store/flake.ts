@@ -1,5 +1,5 @@
-import { chunked, type Queryable } from './db.ts';
-import { passDetails, passSet, passUploadsByIds, testIdsOfOrdinals } from './passes.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
+import { type PassBlobs, passDetails, passSet, passUploadsByIds, testIdsOfOrdinals } from './passes.ts';
 import type { RunJudgementsTable } from './schema.ts';
 
 export async function linkRunUpload(
@@ -36,7 +36,11 @@ export interface RunTestOutcome {
 }
 
 /** Every test of these uploads with its last attempt's outcome and its current status and quarantine. */
-export async function testOutcomes(db: Queryable, uploadIds: readonly string[]): Promise<RunTestOutcome[]> {
+export async function testOutcomes(
+  db: Queryable,
+  blobs: PassBlobs,
+  uploadIds: readonly string[],
+): Promise<RunTestOutcome[]> {
   // The last attempt of each test: latest first, then highest retry; on a tie a pass is later (a
   // failure retried into a pass is not a failure).
   const last = new Map<string, { outcome: string; at: number; retry: number }>();
@@ -58,8 +62,8 @@ export async function testOutcomes(db: Queryable, uploadIds: readonly string[]):
     for (const r of rows) consider(r.test_case_id, r.outcome, Number(r.at), r.retry_index);
   }
   for (const upload of await passUploadsByIds(db, uploadIds)) {
-    const set = await passSet(db, upload);
-    const details = await passDetails(db, upload);
+    const set = await passSet(db, blobs, upload);
+    const details = await passDetails(db, blobs, upload);
     const ids = await testIdsOfOrdinals(db, upload.repoId, new Set(set.ordinals));
     for (let i = 0; i < set.ordinals.length; i++) {
       const id = ids.get(set.ordinals[i] as number);

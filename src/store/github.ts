@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import type { GitHubDeliveriesTable } from './schema.ts';
 
 export type GitHubDeliveryRow = Selectable<GitHubDeliveriesTable>;
@@ -61,6 +61,57 @@ export async function pruneDeliveries(db: Queryable, before: number): Promise<vo
   await db
     .deleteFrom('github_deliveries')
     .where('processed_at', 'is not', null)
+    .where('received_at', '<', before)
+    .execute();
+}
+
+/**
+ * Stores a delivery that is carried out as it arrives (a GitLab webhook, under a prefixed id) as
+ * processed, so the GitHub processor never picks it up; false when its id was stored before.
+ */
+export async function insertHandledDelivery(
+  db: Queryable,
+  row: { id: string; event: string; action: string | null; at: number },
+): Promise<boolean> {
+  const inserted = await db
+    .insertInto('github_deliveries')
+    .values({
+      id: row.id,
+      event: row.event,
+      action: row.action,
+      payload: '{}',
+      received_at: row.at,
+      processed_at: row.at,
+      outcome: 'processing',
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Forgets a delivery, so a redelivery of it is carried out again. */
+export async function deleteDelivery(db: Queryable, id: string): Promise<void> {
+  await db.deleteFrom('github_deliveries').where('id', '=', id).execute();
+}
+
+/** Records what a delivery carried out as it arrived came to. */
+export async function setDeliveryOutcome(db: Queryable, id: string, outcome: string): Promise<void> {
+  await db
+    .updateTable('github_deliveries')
+    .set({ outcome: outcome.slice(0, 2000), attempts: 1 })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Forgets the deliveries whose id starts with `prefix` received before `before`. */
+export async function pruneDeliveriesWithPrefix(
+  db: Queryable,
+  prefix: string,
+  before: number,
+): Promise<void> {
+  await db
+    .deleteFrom('github_deliveries')
+    .where('id', 'like', `${prefix}%`)
     .where('received_at', '<', before)
     .execute();
 }

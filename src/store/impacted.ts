@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import type { ImpactedTargetsTable } from './schema.ts';
 
 export async function saveImpactedTargets(db: Queryable, row: ImpactedTargetsTable): Promise<void> {

@@ -2,7 +2,7 @@
 // upload instead of one row per pass. Readers find the uploads they need (by repository and time, or
 // by commit, or by id), then look their tests' ordinals up in each upload's sorted array.
 import { sql } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
 import {
   decodeDetails,
   decodeOrdinals,
@@ -132,9 +132,11 @@ export async function passUploadsByIds(db: Queryable, uploadIds: readonly string
 
 /**
  * Decoded blobs of the uploads read last, up to a budget of bytes: a repository's recent uploads are
- * read again by every page of its tests and every upload's re-evaluation. Keyed by blob id.
+ * read again by every page of its tests and every upload's re-evaluation. Keyed by blob id, which
+ * names one content for good, so a kept blob is never stale. One per app (app/caches.ts,
+ * MAINLINE_PASS_CACHE_BYTES), handed to every read of passes.
  */
-class BlobCache {
+export class PassBlobs {
   readonly #entries = new Map<string, { value: UploadPassSet | PassDetails; bytes: number }>();
   #bytes = 0;
 
@@ -165,12 +167,10 @@ class BlobCache {
   }
 }
 
-/** 64 MB: the ordinals of ~16M passes, or the details of ~5M. */
-const cache = new BlobCache(64 * 1024 * 1024);
-
 /** One blob column of an upload's row, decoded, from the cache or read and cached. */
 async function cachedBlob<T extends UploadPassSet | PassDetails>(
   db: Queryable,
+  cache: PassBlobs,
   upload: PassBlob,
   column: 'ordinals' | 'details',
   decode: (bytes: Uint8Array) => { value: T; bytes: number },
@@ -189,16 +189,16 @@ async function cachedBlob<T extends UploadPassSet | PassDetails>(
 }
 
 /** An upload's passing tests' ordinals, sorted. */
-export function passSet(db: Queryable, upload: PassBlob): Promise<UploadPassSet> {
-  return cachedBlob(db, upload, 'ordinals', (bytes) => ({
+export function passSet(db: Queryable, cache: PassBlobs, upload: PassBlob): Promise<UploadPassSet> {
+  return cachedBlob(db, cache, upload, 'ordinals', (bytes) => ({
     value: decodeOrdinals(bytes, upload.atMin, upload.atMax),
     bytes: bytes.byteLength,
   }));
 }
 
 /** An upload's passes' times, retries and durations, in the order of its ordinals. */
-export function passDetails(db: Queryable, upload: PassBlob): Promise<PassDetails> {
-  return cachedBlob(db, upload, 'details', (bytes) => ({
+export function passDetails(db: Queryable, cache: PassBlobs, upload: PassBlob): Promise<PassDetails> {
+  return cachedBlob(db, cache, upload, 'details', (bytes) => ({
     value: decodeDetails(bytes, upload.count),
     bytes: bytes.byteLength,
   }));
@@ -262,18 +262,19 @@ export interface PassRow {
  */
 export async function passesOf(
   db: Queryable,
+  cache: PassBlobs,
   tests: readonly OrdinalOf[],
   uploads: readonly PassUpload[],
   keep: (at: number, upload: PassUpload) => boolean,
 ): Promise<PassRow[]> {
   const out: PassRow[] = [];
   for (const upload of uploads) {
-    const set = await passSet(db, upload);
+    const set = await passSet(db, cache, upload);
     let details: PassDetails | undefined;
     for (const t of tests) {
       const [from, to] = passRange(set.ordinals, t.ordinal);
       if (from === to) continue;
-      details ??= await passDetails(db, upload);
+      details ??= await passDetails(db, cache, upload);
       for (let i = from; i < to; i++) {
         const at = upload.atMin + (details.atOffsets[i] as number);
         if (!keep(at, upload)) continue;
@@ -290,6 +291,7 @@ export async function passesOf(
  */
 export async function passCounts(
   db: Queryable,
+  cache: PassBlobs,
   repoId: string,
   tests: readonly OrdinalOf[],
   bounds: readonly number[],
@@ -297,7 +299,7 @@ export async function passCounts(
   const out = new Map<string, number[]>();
   if (tests.length === 0 || bounds.length === 0) return out;
   for (const upload of await passBlobsSince(db, repoId, bounds[0] as number)) {
-    const set = await passSet(db, upload);
+    const set = await passSet(db, cache, upload);
     for (const t of tests) {
       const [from, to] = passRange(set.ordinals, t.ordinal);
       if (from === to) continue;
@@ -310,7 +312,7 @@ export async function passCounts(
         const bound = bounds[b] as number;
         if (upload.atMin >= bound) counts[b] = (counts[b] as number) + (to - from);
         else if (upload.atMax >= bound) {
-          const details = await passDetails(db, upload);
+          const details = await passDetails(db, cache, upload);
           for (let i = from; i < to; i++)
             if (upload.atMin + (details.atOffsets[i] as number) >= bound)
               counts[b] = (counts[b] as number) + 1;

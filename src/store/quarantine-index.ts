@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import type { RepoKey } from './repos.ts';
 
 /** What getQuarantineConfig needs of a repository besides its quarantined ids. */

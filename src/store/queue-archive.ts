@@ -1,5 +1,5 @@
+import { chunked, type Queryable } from '../db/bulk.ts';
 import type { PrEntry, TestRun } from '../domain/queue/index.ts';
-import { chunked, type Queryable } from './db.ts';
 
 /** Stores finished PR submissions and runs taken out of a queue's live state (idempotent). */
 export async function archive(

@@ -1,6 +1,6 @@
 // Reads of the operator's /metrics about merge queues: which organization, repository and branch a
 // queue is (its labels), and every queue's live PRs and runs counted for the gauges.
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 
 export interface QueueNames {
   readonly queue_id: string;

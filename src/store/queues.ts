@@ -1,5 +1,5 @@
 import { type Insertable, PostgresAdapter, type Selectable } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
 import type { MergeQueuesTable, QueueActionsTable, QueuePrsTable, QueueRunsTable } from './schema.ts';
 
 export type QueueRow = Selectable<MergeQueuesTable>;

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
+import { lockRepositoryHealth } from './results.ts';
 import type { RepositoriesTable } from './schema.ts';
 
 export type RepositoryRow = Selectable<RepositoriesTable>;
@@ -21,6 +22,35 @@ export function findRepo(db: Queryable, orgId: string, key: RepoKey): Promise<Re
     .where('owner_key', '=', key.ownerKey)
     .where('name_key', '=', key.nameKey)
     .executeTakeFirst();
+}
+
+/** The repository's id and name, as a forge addresses it; throws when there is no such repository. */
+export function findRepoAddress(
+  db: Queryable,
+  repoId: string,
+): Promise<{ id: string; host: string; owner: string; name: string }> {
+  return db
+    .selectFrom('repositories')
+    .select(['id', 'host', 'owner', 'name'])
+    .where('id', '=', repoId)
+    .executeTakeFirstOrThrow();
+}
+
+/** The id of the oldest repository with this host, owner and name in any organization (its first user). */
+export async function oldestRepoIdNamed(
+  db: Queryable,
+  repo: { host: string; owner: string; name: string },
+): Promise<string | undefined> {
+  const first = await db
+    .selectFrom('repositories')
+    .select('id')
+    .where('host_key', '=', repo.host.toLowerCase())
+    .where('owner_key', '=', repo.owner.toLowerCase())
+    .where('name_key', '=', repo.name.toLowerCase())
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst();
+  return first?.id;
 }
 
 /** Inserts the repository unless it exists; true when this call created it. */
@@ -93,6 +123,23 @@ export async function countRepos(db: Queryable, orgId: string): Promise<number> 
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * A write to the repository's test health (its test_cases rows, or the attempts its reads count):
+ * takes the repository's health lock before `write`, and bumps its health_version after it when it
+ * changed something. Every store writer of test_cases goes through here, so the caches keyed by the
+ * version (app/caches.ts) see every change; `write` answers whether it changed anything.
+ */
+export async function writeTestHealth<T>(
+  db: Queryable,
+  repoId: string,
+  write: () => Promise<{ changed: boolean; value: T }>,
+): Promise<T> {
+  await lockRepositoryHealth(db, repoId);
+  const { changed, value } = await write();
+  if (changed) await bumpHealthVersion(db, repoId);
+  return value;
 }
 
 /** Marks that the repository's test health changed (invalidates reusable list snapshots). */

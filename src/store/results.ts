@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
-import { chunked, insertMany, keyChunks, type Queryable } from './db.ts';
+import { chunked, insertMany, keyChunks, type Queryable } from '../db/bulk.ts';
 import { storeFailureTexts } from './failure-texts.ts';
 import type { PassList } from './pass-codec.ts';
 import {
   insertUploadPasses,
   type OrdinalOf,
+  type PassBlobs,
   passesOf,
   passUploadsOfCommits,
   passUploadsSince,
 } from './passes.ts';
-import { addUploadRollups } from './rollups.ts';
+import { addUploadRollups } from './rollups-write.ts';
 import type { TestResultsTable } from './schema.ts';
 
 /** A failed or skipped attempt. */
@@ -97,6 +98,7 @@ export interface AttemptRow {
  */
 export async function loadAttempts(
   db: Queryable,
+  blobs: PassBlobs,
   repoId: string,
   tests: readonly OrdinalOf[],
   scope: {
@@ -169,6 +171,7 @@ export async function loadAttempts(
     for (const u of await passUploadsSince(db, repoId, since)) uploads.set(u.uploadId, u);
   const passes = await passesOf(
     db,
+    blobs,
     tests,
     [...uploads.values()],
     (at, upload) => shas.has(upload.commitSha) || (since !== undefined && at >= since),

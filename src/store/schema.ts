@@ -1,3 +1,4 @@
+// Over ~350 lines: the row type of every table and the Database map, so the whole schema reads in one place beside the migrations.
 /**
  * Row types of every table, as Kysely sees them. Conventions that hold on both engines:
  * ids are text (UUID strings) except the auto-assigned ids of append-only tables; times are epoch
@@ -449,6 +450,31 @@ export interface TestRunHoursTable {
   duration_count: Generated<number>;
 }
 
+/**
+ * One test's timed attempts in the week of its latest one and the week before, and their mean
+ * (migration 0028, store/durations.ts); `week` is floor((UTC day + 3) / 7).
+ */
+export interface TestDurationMeansTable {
+  repo_id: string;
+  ordinal: number;
+  week: number;
+  cur_sum_ms: number;
+  cur_count: number;
+  prev_sum_ms: number;
+  prev_count: number;
+  mean_ms: number | null;
+}
+
+/** A repository's timed attempts and retried failures in one UTC day (migration 0028, store/durations.ts). */
+export interface RepoTimeDaysTable {
+  repo_id: string;
+  day: number;
+  test_ms: number;
+  timed: number;
+  retried_failures: number;
+  retried_ms: number;
+}
+
 /** One test's failures with one fingerprint ('' for none) in one UTC hour (migration 0018). */
 export interface TestFailureHoursTable {
   repo_id: string;
@@ -489,6 +515,8 @@ export interface Tables {
   test_case_events: TestCaseEventsTable;
   test_run_hours: TestRunHoursTable;
   test_failure_hours: TestFailureHoursTable;
+  test_duration_means: TestDurationMeansTable;
+  repo_time_days: RepoTimeDaysTable;
   list_snapshots: ListSnapshotsTable;
   list_snapshot_rows: ListSnapshotRowsTable;
   bundle_uploads: BundleUploadsTable;

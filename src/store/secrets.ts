@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 
 /**
  * Returns the named secret, storing `candidate` first when there is none yet. Every replica

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import type { RepoSettingsTable } from './schema.ts';
 
 export type RepoSettingsRow = Selectable<RepoSettingsTable>;

@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import type { ListSnapshotsTable } from './schema.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
 import { failingInWindow } from './rollups.ts';
 import type { TestCaseRow } from './test-cases.ts';
 

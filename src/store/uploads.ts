@@ -1,7 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../db/bulk.ts';
 import { deleteUploadPasses } from './passes.ts';
-import { refreshFailureHours, removeUploadRollups } from './rollups.ts';
+import { writeTestHealth } from './repos.ts';
+import { refreshFailureHours, removeUploadRollups } from './rollups-write.ts';
 import type { UploadsTable } from './schema.ts';
 
 export type UploadRow = Selectable<UploadsTable>;
@@ -47,11 +48,16 @@ export async function uploadsCreatedBefore(
  * indexes), taking them out of the rollups. Returns the attempts deleted. Its tests stay, with their status and history.
  */
 export async function deleteUploadWithAttempts(db: Queryable, id: string): Promise<number> {
-  // Its attempts leave the rollups with it (store/rollups.ts).
-  const rollups = await removeUploadRollups(db, id);
-  const passes = await deleteUploadPasses(db, id);
-  const results = await db.deleteFrom('test_results').where('upload_id', '=', id).executeTakeFirst();
-  await db.deleteFrom('uploads').where('id', '=', id).execute();
-  if (rollups !== undefined) await refreshFailureHours(db, rollups.repoId, rollups.failed);
-  return passes + Number(results.numDeletedRows);
+  const upload = await db.selectFrom('uploads').select('repo_id').where('id', '=', id).executeTakeFirst();
+  if (upload === undefined) return 0;
+  // The attempts the test-health reads count change: a write to the repository's health.
+  return writeTestHealth(db, upload.repo_id, async () => {
+    // Its attempts leave the rollups with it (store/rollups.ts).
+    const rollups = await removeUploadRollups(db, id);
+    const passes = await deleteUploadPasses(db, id);
+    const results = await db.deleteFrom('test_results').where('upload_id', '=', id).executeTakeFirst();
+    await db.deleteFrom('uploads').where('id', '=', id).execute();
+    if (rollups !== undefined) await refreshFailureHours(db, rollups.repoId, rollups.failed);
+    return { changed: true, value: passes + Number(results.numDeletedRows) };
+  });
 }

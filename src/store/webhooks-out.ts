@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import { chunked, type Queryable } from './db.ts';
+import { chunked, type Queryable } from '../db/bulk.ts';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts';
 
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;

@@ -10,7 +10,7 @@ import { applyEvent, queueStateOf } from '../queue/apply.ts';
 import { deliverStatuses } from '../queue/git-api.ts';
 import { cancelPullRequest, submitPullRequest } from '../queue/prs.ts';
 import { labelEvent } from './labels.ts';
-import { refusalOf, WriterCache } from './writers.ts';
+import { refusalOf, type WriterCache } from './writers.ts';
 
 /** The parts of GitHub's webhook payloads Mainline reads (docs/github.md). */
 interface Payload {
@@ -72,7 +72,6 @@ export async function processGitHubEvent(
   forge: Forge,
   event: string,
   payload: Payload,
-  writers?: WriterCache,
 ): Promise<string> {
   const github = ctx.config.github;
   const owner = payload.repository?.owner?.login;
@@ -94,7 +93,7 @@ export async function processGitHubEvent(
     orgId: repo.org_id,
     orgSlug: '',
   };
-  return processForRepo(ctx, forge, caller, repo, event, payload, writers ?? new WriterCache());
+  return processForRepo(ctx, forge, caller, repo, event, payload, ctx.caches.githubWriters);
 }
 
 async function processForRepo(
@@ -161,13 +160,13 @@ async function pullRequestEvent(ctx: AppContext, repo: ForgeRepo, p: Payload): P
   if (number === undefined) return 'ignored: no pull request';
   const done: string[] = [];
   for (const row of await listQueues(ctx.db, [repo.id])) {
-    const state = await queueStateOf(ctx.db, row);
+    const state = await queueStateOf(ctx, row);
     const entry = getPrRecord(state, number);
     if (entry === undefined || isTerminal(entry.state)) continue;
     if (p.action === 'synchronize' && p.pull_request?.head?.sha !== undefined) {
       const headSha = p.pull_request.head.sha.toLowerCase();
       if (headSha === entry.headSha) continue;
-      await applyEvent(ctx.db, row.id, { type: 'pr_head_updated', prNumber: number, headSha }, ctx.now());
+      await applyEvent(ctx, row.id, { type: 'pr_head_updated', prNumber: number, headSha }, ctx.now());
       done.push(`#${number} head updated in queue ${state.branch}`);
     } else if (p.action === 'closed') {
       // The queue's own merge closes the PR too: the merge's answer settles it, not this event.
@@ -175,7 +174,7 @@ async function pullRequestEvent(ctx: AppContext, repo: ForgeRepo, p: Payload): P
       const reason = p.pull_request?.merged
         ? 'The pull request was merged outside the queue'
         : 'The pull request was closed';
-      await applyEvent(ctx.db, row.id, { type: 'pr_cancelled', prNumber: number, reason }, ctx.now());
+      await applyEvent(ctx, row.id, { type: 'pr_cancelled', prNumber: number, reason }, ctx.now());
       done.push(`#${number} cancelled in queue ${state.branch}`);
     }
   }
@@ -200,7 +199,7 @@ async function commentEvent(
   if (pr === null) return `ignored: #${number} not found on GitHub`;
   const row = await findQueue(ctx.db, repo.id, pr.baseBranch);
   if (row === undefined) return `ignored: no queue for ${pr.baseBranch}`;
-  const state = await queueStateOf(ctx.db, row);
+  const state = await queueStateOf(ctx, row);
   if (!state.settings.commandsEnabled) return `ignored: commands are off for queue ${pr.baseBranch}`;
   const login = p.comment?.user?.login;
   const refusal = await refusalOf(forge, writers, repo, login, p.comment?.author_association, ctx.now());
@@ -250,9 +249,9 @@ export async function pushEvent(
     return 'ignored: not a branch push';
   const row = await findQueue(ctx.db, repo.id, branch);
   if (row === undefined) return `push to ${branch}: no queue`;
-  const state = await queueStateOf(ctx.db, row);
+  const state = await queueStateOf(ctx, row);
   const sha = p.after.toLowerCase();
   if (state.targetHead === sha || state.merging !== null) return `push to ${branch}: already known`;
-  await applyEvent(ctx.db, row.id, { type: 'target_moved', sha }, ctx.now());
+  await applyEvent(ctx, row.id, { type: 'target_moved', sha }, ctx.now());
   return `push to ${branch}: target moved to ${sha.slice(0, 12)}`;
 }

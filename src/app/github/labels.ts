@@ -48,7 +48,7 @@ export async function labelEvent(
   const settings = labelSettingsOf(row);
   const command = labelCommand(settings, p.action, label);
   if (command === null) return `label "${label}" ${p.action ?? ''} on #${number}: nothing to do`;
-  const state = await queueStateOf(ctx.db, row);
+  const state = await queueStateOf(ctx, row);
   const entry = getPrRecord(state, number);
   const inQueue = entry !== undefined && !isTerminal(entry.state);
   if (command === 'cancel' && !inQueue) return `label "${label}" removed from #${number}: not in the queue`;

@@ -1,4 +1,4 @@
-import { Lru } from '../lru.ts';
+import { Lru } from '../../lib/lru.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 
 /** Associations that may be a writer; any other (CONTRIBUTOR, FIRST_TIMER, NONE, …) is refused at once. */
@@ -13,7 +13,7 @@ export const WRITER_TTL_MS = 60_000;
  */
 const WRITER_ENTRIES = 10_000;
 
-/** Recently asked roles, by repository and login. Held by the GitHub delivery processor. */
+/** Recently asked roles, by repository and login. One per forge on the app (app/caches.ts). */
 export class WriterCache {
   readonly #roles = new Lru<{ role: string; at: number }>(WRITER_ENTRIES);
 

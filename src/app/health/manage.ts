@@ -1,12 +1,12 @@
+import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import { type ManualFlag, validatePolicy } from '../../domain/health/index.ts';
-import type { Queryable } from '../../store/db.ts';
 import { insertEvents, listEvents } from '../../store/events.ts';
-import { bumpHealthVersion } from '../../store/repos.ts';
 import { lockRepositoryHealth } from '../../store/results.ts';
 import { upsertRepoSettings } from '../../store/settings.ts';
 import { setManualFlag, setQuarantineOverride, setTicket } from '../../store/test-case-writes.ts';
 import { listActiveTestIds, listQuarantineCandidates } from '../../store/test-cases.ts';
+import { inTransaction } from '../../store/transaction.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { testHtmlUrl } from '../urls.ts';
@@ -41,13 +41,12 @@ async function recomputeOne(
   by: string,
 ) {
   const settings = await loadHealthSettings(trx, repository.id);
-  const outcome = await recomputeTests(trx, repository.id, [testId], settings, {
+  await recomputeTests(trx, repository.id, [testId], settings, {
     now: ctx.now(),
     commitShas: [],
     by,
+    passBlobs: ctx.caches.passBlobs,
   });
-  // The manual change itself (flag, override) is a change of the test's row too.
-  if (!outcome.bumped) await bumpHealthVersion(trx, repository.id);
 }
 
 /** Links an external ticket; its link comes from the repository's ticket_url_template when set. */
@@ -65,9 +64,8 @@ export async function linkTicket(
     : settings.ticketUrlTemplate !== null
       ? settings.ticketUrlTemplate.replaceAll('{id}', encodeURIComponent(id))
       : `${testHtmlUrl(ctx.config.publicUrl, caller.orgSlug, repository, test.id)}#ticket=${encodeURIComponent(id)}`;
-  await ctx.db.transaction().execute(async (trx) => {
-    await setTicket(trx, test.id, id, url);
-    await bumpHealthVersion(trx, repository.id);
+  await inTransaction(ctx.db, async (trx) => {
+    await setTicket(trx, repository.id, test.id, id, url);
     await insertEvents(trx, [
       {
         test_case_id: test.id,
@@ -89,9 +87,9 @@ export async function overrideQuarantine(
 ) {
   const repository = await repositoryOf(ctx, caller, body);
   const test = await findTest(ctx, repository, body.test_id.toLowerCase());
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     await lockRepositoryHealth(trx, repository.id);
-    await setQuarantineOverride(trx, test.id, body.setting);
+    await setQuarantineOverride(trx, repository.id, test.id, body.setting);
     const data = {
       from: test.quarantine_override,
       to: body.setting,
@@ -120,9 +118,9 @@ export async function flagTest(
     at: ctx.now(),
     ...(body.reason ? { reason: body.reason } : {}),
   };
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     await lockRepositoryHealth(trx, repository.id);
-    await setManualFlag(trx, test.id, JSON.stringify(flag));
+    await setManualFlag(trx, repository.id, test.id, JSON.stringify(flag));
     await insertEvents(trx, [
       {
         test_case_id: test.id,
@@ -187,7 +185,7 @@ export async function updateSettings(
       { details },
     );
   }
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     await lockRepositoryHealth(trx, repository.id);
     await saveSettings(trx, repository.id, next, ctx.now());
     const ids = new Set([
@@ -198,6 +196,7 @@ export async function updateSettings(
       now: ctx.now(),
       commitShas: [],
       by: who(caller),
+      passBlobs: ctx.caches.passBlobs,
     });
   });
   return { settings: settingsRecord(next) };

@@ -1,13 +1,12 @@
 // The records of list pages, kept while nothing in the repository's health changed. Every write to
-// the columns a record shows bumps the repository's `health_version` in its transaction (ingest,
-// recompute, overrides, flags, tickets: the seen-tests cache relies on the same rule), so a page of
+// test_cases bumps the repository's `health_version` in its transaction (the store's writers do so
+// themselves: store/repos.ts writeTestHealth), so a page of
 // a frozen list snapshot read again at the same version holds the same records: a repeated page
 // costs the version lookup instead of 100 joined rows and records built again (less garbage, fewer
 // collection pauses in the tail). Checked against the database's version on every read, so
 // replicas sharing one PostgreSQL stay exact. Records are shared between answers: never changed.
-import { Lru } from '../lru.ts';
-import { perDatabase } from '../per-database.ts';
-import type { unhealthyRecord } from './records.ts';
+// One per app (app/caches.ts, MAINLINE_PAGE_CACHE pages).
+import { Lru } from '../../lib/lru.ts';
 
 export class PageCache<R> {
   readonly #pages: Lru<{ version: number; records: readonly R[] }>;
@@ -28,11 +27,3 @@ export class PageCache<R> {
     return records;
   }
 }
-
-/** Pages kept per process: up to 100 records each, a few MB in all. */
-const MAX_PAGES = 256;
-
-/** The page cache of one database's list-unhealthy-tests snapshots. */
-export const unhealthyPageCache = perDatabase(
-  () => new PageCache<ReturnType<typeof unhealthyRecord>>(MAX_PAGES),
-);

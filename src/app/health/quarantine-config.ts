@@ -4,7 +4,6 @@ import { findTestCases } from '../../store/test-cases.ts';
 import { quarantinedIds } from '../../store/test-lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef, repoKey } from '../repositories.ts';
-import { identifierIds, quarantineIndexCache } from './quarantine-index.ts';
 
 /** A test as trunk-analytics-cli describes it to getQuarantineConfig (mixed casing, as upstream). */
 export interface TestIdentifier {
@@ -37,7 +36,7 @@ export async function quarantineConfig(
   const repository = await findQuarantineRepo(ctx.db, caller.orgId, repoKey(body.repo));
   if (repository === undefined) return { isDisabled: false, testIds: [] };
   const isDisabled = !repository.quarantiningEnabled;
-  const index = await quarantineIndexCache(ctx).at(ctx.db, repository.id, repository.version);
+  const index = await ctx.caches.quarantineIndex.at(ctx.db, repository.id, repository.version);
   const identifiers = body.testIdentifiers ?? [];
   if (identifiers.length === 0) {
     const testIds =
@@ -47,7 +46,7 @@ export async function quarantineConfig(
     return { isDisabled, testIds };
   }
   const fullName = repoFullName(repository);
-  const ids = identifierIds(ctx).ids(
+  const ids = ctx.caches.identifierIds.ids(
     `${repository.id}|${caller.orgSlug}|${fullName}`,
     identifiers.length,
     (i) => identityKey(identifiers[i] as TestIdentifier),

@@ -1,14 +1,14 @@
 // Each repository's quarantined test ids, kept in memory while nothing in its health changed: what
 // getQuarantineConfig answers from (the CLI asks it on every failing CI run, often with thousands
-// of test ids). Every write to test_cases.quarantined bumps the repository's `health_version` in
-// its transaction (ingest, recompute, overrides: the seen-tests and page caches rely on the same
-// rule), and each call reads the version from the database first, so a change made here or by
+// of test ids). Every write to test_cases bumps the repository's `health_version` in its
+// transaction (the store's writers do so themselves: store/repos.ts writeTestHealth), and each call
+// reads the version from the database first, so a change made here or by
 // another replica on the same database is seen by the next call: an index of another version is
-// read again (one index-only walk of test_cases_quarantined), never used.
+// read again (one index-only walk of test_cases_quarantined), never used. One of each per app
+// (app/caches.ts), sized by MAINLINE_QUARANTINE_INDEX_IDS.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../store/schema.ts';
 import { quarantinedIds } from '../../store/test-lists.ts';
-import type { AppContext } from '../context.ts';
 
 /** A repository's quarantined ids at one health version. */
 export interface QuarantinedIndex {
@@ -72,21 +72,6 @@ export class QuarantineIndexCache {
   }
 }
 
-const caches = new WeakMap<Kysely<Tables>, QuarantineIndexCache>();
-
-/** The cache of the context's database, sized from its configuration (MAINLINE_QUARANTINE_INDEX_IDS). */
-export function quarantineIndexCache(ctx: Pick<AppContext, 'db' | 'config'>): QuarantineIndexCache {
-  let cache = caches.get(ctx.db);
-  if (cache === undefined) {
-    cache = new QuarantineIndexCache(ctx.config.quarantineIndexIds);
-    caches.set(ctx.db, cache);
-  }
-  return cache;
-}
-
-/** Ids the identifiers hash to, remembered per process: at most this many, and MAINLINE_QUARANTINE_INDEX_IDS. */
-const MAX_REMEMBERED_IDS = 50_000;
-
 /**
  * The test ids of identifiers getQuarantineConfig was asked about, per repository (and the org slug
  * and repository name that go into an id): hashing 1,000 identifiers was most of a call's time, and
@@ -132,16 +117,4 @@ export class IdentifierIds {
       this.#size -= ids.size;
     }
   }
-}
-
-const remembered = new WeakMap<Kysely<Tables>, IdentifierIds>();
-
-/** The remembered ids of the context's database (at most MAINLINE_QUARANTINE_INDEX_IDS, 0: none). */
-export function identifierIds(ctx: Pick<AppContext, 'db' | 'config'>): IdentifierIds {
-  let ids = remembered.get(ctx.db);
-  if (ids === undefined) {
-    ids = new IdentifierIds(Math.min(ctx.config.quarantineIndexIds, MAX_REMEMBERED_IDS));
-    remembered.set(ctx.db, ids);
-  }
-  return ids;
 }

@@ -1,13 +1,14 @@
-// The JSON of test-health reads' answers (get-test-details, list-failing-tests and list-unhealthy-tests
-// pages), kept per process by a key that names everything an answer depends on: the repository's
-// version (rollups.ts `readVersion` for rollup reads: the health_version every ingest bumps, and the
-// oldest upload retention deletes first), the hour the windows count from (they are whole hours),
-// the request and the link prefix.
+// The JSON of read answers (get-test-details, list-failing-tests, list-unhealthy-tests and
+// list-quarantined-tests pages), one cache per route on the app (app/caches.ts, sized by
+// MAINLINE_KEPT_PAGES and MAINLINE_KEPT_DETAILS), by a key that names everything an answer depends
+// on: the repository's version (health_version, which every write to its test health bumps, or
+// rollups.ts `readVersion` for rollup reads), the hour the windows count from (they are whole
+// hours), the request and the link prefix.
 // The version is read from the database on every request, so replicas sharing one PostgreSQL stay
 // exact. An answer holding page tokens of a list snapshot is kept only while a fresh answer would
 // hand out the same tokens (`until`), so a kept answer never gives tokens that expire sooner. Kept
 // as UTF-8 bytes: sent without encoding 100 KB again, and outside the collected heap.
-import { Lru } from '../lru.ts';
+import { Lru } from '../../lib/lru.ts';
 
 /** An answer as its use case makes it: the value to serialize, and until when it may be reused. */
 export interface Made<T> {
@@ -15,13 +16,6 @@ export interface Made<T> {
   /** Epoch ms after which the answer is made again (Infinity: while the key names it). */
   readonly until: number;
 }
-
-/**
- * Answers kept per route when the app gives none: pages of 100 records (up to ~130 KB each), and
- * single tests' details (a few KB each).
- */
-export const KEPT_PAGES = 64;
-export const KEPT_DETAILS = 4096;
 
 export class ReadAnswers {
   readonly #answers: Lru<{ bytes: Buffer; until: number }>;

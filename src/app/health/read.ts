@@ -18,7 +18,6 @@ import type { PageTokens } from '../page-token.ts';
 import { type PageInfo, type PageQuery, paginate } from '../paginate.ts';
 import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { SNAPSHOT_TTL_MS, snapshotPaginate } from '../snapshot-paginate.ts';
-import { unhealthyPageCache } from './page-cache.ts';
 import type { Made } from './read-answers.ts';
 import {
   type LinkBase,
@@ -154,7 +153,7 @@ export async function listUnhealthyTests(
           records(await lists.firstByStatus(ctx.db, repository.id, body.status, limit)),
         fill: (db, id) => lists.fillByStatus(db, id, repository.id, body.status),
         page: (id, from, to) =>
-          unhealthyPageCache(ctx.db).page(`${id}:${from}:${to}:${shared.testUrlPrefix}`, version, async () =>
+          ctx.caches.unhealthyPages.page(`${id}:${from}:${to}:${shared.testUrlPrefix}`, version, async () =>
             records(await lists.snapshotTestCases(ctx.db, id, from, to)),
           ),
       },

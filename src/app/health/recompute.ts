@@ -1,4 +1,5 @@
 import type { Insertable, Updateable } from 'kysely';
+import type { Queryable } from '../../db/bulk.ts';
 import {
   type Attempt,
   DAY_MS,
@@ -11,9 +12,8 @@ import {
   quarantineDecision,
   type StatusValue,
 } from '../../domain/health/index.ts';
-import type { Queryable } from '../../store/db.ts';
 import { insertEvents } from '../../store/events.ts';
-import { bumpHealthVersion } from '../../store/repos.ts';
+import type { PassBlobs } from '../../store/passes.ts';
 import { type AttemptRow, loadAttempts, prsImpacted } from '../../store/results.ts';
 import type { TestCaseEventsTable, TestCasesTable } from '../../store/schema.ts';
 import { findTestCases, type TestCaseRow, updateTestCases } from '../../store/test-cases.ts';
@@ -141,12 +141,15 @@ export async function recomputeTests(
     commitShas: readonly string[];
     by: string;
     rows?: readonly TestCaseRow[];
+    /** The app's decoded pass blobs (ctx.caches.passBlobs). */
+    passBlobs: PassBlobs;
   },
 ): Promise<RecomputeOutcome> {
   const { now } = options;
   const rows = options.rows ?? (await findTestCases(db, repoId, testIds));
   const attempts = await loadAttempts(
     db,
+    options.passBlobs,
     repoId,
     rows.map((r) => ({ id: r.id, ordinal: r.ordinal })),
     { commitShas: options.commitShas, since: windowedSince(settings.policy, now) },
@@ -191,11 +194,10 @@ export async function recomputeTests(
     updates.push({ id: row.id, patch });
     outcome.rows.push({ ...row, ...patch } as TestCaseRow);
   }
-  await updateTestCases(db, updates);
+  await updateTestCases(db, repoId, updates);
   const changed = updates.length > 0;
   await insertEvents(db, events);
   await enqueueHealthEvents(db, repoId, rows, events, now);
-  if (changed) await bumpHealthVersion(db, repoId);
   outcome.bumped = changed;
   return outcome;
 }

@@ -1,9 +1,9 @@
+import type { Queryable } from '../../db/bulk.ts';
 import {
   type DetectionPolicy,
   newRepositoryPolicy,
   type QuarantineSettings,
 } from '../../domain/health/index.ts';
-import type { Queryable } from '../../store/db.ts';
 import { findRepoSettings } from '../../store/settings.ts';
 
 /** A repository's test-health settings, with defaults for a repository that never changed them. */

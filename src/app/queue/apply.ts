@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import {
   nextWakeAt,
@@ -10,7 +11,6 @@ import {
   step,
   type TestRun,
 } from '../../domain/queue/index.ts';
-import type { Queryable } from '../../store/db.ts';
 import { archive } from '../../store/queue-archive.ts';
 import {
   findQueueById,
@@ -23,10 +23,20 @@ import {
   saveQueueState,
 } from '../../store/queues.ts';
 import type { Tables } from '../../store/schema.ts';
+import { inTransaction } from '../../store/transaction.ts';
 import type { Forge } from '../ports.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
-import { deepFreeze, QueueStateCache, queueStateCacheOf } from './state-cache.ts';
-import { announceQueueStep } from './step-listeners.ts';
+import { deepFreeze, QueueStateCache } from './state-cache.ts';
+import type { QueueStepListeners } from './step-listeners.ts';
+
+/**
+ * Where queue states are read and saved: the database and the app's queue caches (the parsed states,
+ * and the listeners told of each saved step). An AppContext is one.
+ */
+export interface QueueAccess {
+  readonly db: Kysely<Tables>;
+  readonly caches: { readonly queueStates: QueueStateCache; readonly queueSteps: QueueStepListeners };
+}
 
 /** A queue row with its state. The state is shared (state-cache.ts) and frozen: read it, never change it. */
 export interface LoadedQueue {
@@ -91,7 +101,7 @@ async function lockedRead(db: Queryable, id: string): Promise<LoadedQueue> {
     if (row === undefined) throw new AppError('QUEUE_NOT_FOUND', 'The merge queue was deleted');
     return readState(trx, row, true, NO_CACHE);
   };
-  return db.isTransaction ? run(db) : (db as Kysely<Tables>).transaction().execute(run);
+  return inTransaction(db, run);
 }
 
 const NO_CACHE = new QueueStateCache(0);
@@ -100,13 +110,14 @@ const NO_CACHE = new QueueStateCache(0);
  * The queue row with its state (see readState); the state is shared and frozen. Inside a transaction
  * nothing is cached: the transaction may still roll back what it read.
  */
-export function loadQueue(db: Queryable, row: QueueRow): Promise<LoadedQueue> {
-  return readState(db, row, false, db.isTransaction ? NO_CACHE : queueStateCacheOf(db));
+export function loadQueue(queues: QueueAccess, row: QueueRow): Promise<LoadedQueue> {
+  const { db } = queues;
+  return readState(db, row, false, db.isTransaction ? NO_CACHE : queues.caches.queueStates);
 }
 
 /** The state of a queue row (loadQueue's state). */
-export async function queueStateOf(db: Queryable, row: QueueRow): Promise<QueueState> {
-  return (await loadQueue(db, row)).state;
+export async function queueStateOf(queues: QueueAccess, row: QueueRow): Promise<QueueState> {
+  return (await loadQueue(queues, row)).state;
 }
 
 /** The rows a step changed: its PR entries and runs that are not the objects it was given (copy-on-write). */
@@ -179,14 +190,15 @@ function futureWake(state: QueueState, now: number): number | null {
  * the step is announced to its listeners (step-listeners.ts: the metrics).
  */
 export async function applyEvent(
-  db: Kysely<Tables>,
+  queues: QueueAccess,
   queueId: string,
   event: QueueEvent,
   now: number,
 ): Promise<{ state: QueueState; actions: QueueAction[] }> {
-  const cache = queueStateCacheOf(db);
+  const { db } = queues;
+  const cache = queues.caches.queueStates;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const outcome = await db.transaction().execute(async (trx) => {
+    const outcome = await inTransaction(db, async (trx) => {
       const row = await findQueueByIdForUpdate(trx, queueId);
       if (row === undefined) throw new Error(`queue ${queueId} vanished`);
       const before = (await readState(trx, row, true, cache)).state;
@@ -216,7 +228,7 @@ export async function applyEvent(
       // Only once committed: a rolled-back step must not be taken for the saved state.
       cache.set(queueId, outcome.version, deepFreeze(outcome.result.state));
       // After the commit: what listeners (the metrics) count has happened for good.
-      await announceQueueStep(db, { queueId, before: outcome.before, after: outcome.after, now });
+      await queues.caches.queueSteps.announce({ queueId, before: outcome.before, after: outcome.after, now });
       return outcome.result;
     }
   }

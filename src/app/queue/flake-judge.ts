@@ -1,6 +1,6 @@
+import type { Queryable } from '../../db/bulk.ts';
 import { type FlakeProtection, judgeFailedRun, type RunJudgement } from '../../domain/flake-protection.ts';
 import type { CheckReport, QueueEvent, TestRun } from '../../domain/queue/index.ts';
-import type { Queryable } from '../../store/db.ts';
 import {
   findJudgement,
   retriesSpent,
@@ -9,6 +9,7 @@ import {
   spendRetry,
   testOutcomes,
 } from '../../store/flake.ts';
+import type { PassBlobs } from '../../store/passes.ts';
 import type { QueueRow } from '../../store/queues.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 
@@ -39,14 +40,22 @@ function failedRequired(run: TestRun, checks: readonly CheckReport[]): string[] 
  */
 export async function ciEvents(
   db: Queryable,
-  input: { queue: QueueRow; run: TestRun; checks: CheckReport[]; mode: FlakeProtection; now: number },
+  input: {
+    queue: QueueRow;
+    run: TestRun;
+    checks: CheckReport[];
+    mode: FlakeProtection;
+    now: number;
+    /** The app's decoded pass blobs (ctx.caches.passBlobs). */
+    passBlobs: PassBlobs;
+  },
 ): Promise<QueueEvent[]> {
   const { queue, run, checks } = input;
   const report: QueueEvent = { type: 'ci_reported', runId: run.id, checks };
   const failed = failedRequired(run, checks);
   if (failed === null || failed.length === 0 || input.mode === 'off' || run.kind !== 'main') return [report];
   const uploads = await runUploadIds(db, queue.id, run.id);
-  const outcomes = await testOutcomes(db, uploads);
+  const outcomes = await testOutcomes(db, input.passBlobs, uploads);
   const tests = outcomes.map((t) => ({
     testCaseId: t.test_case_id,
     name: t.name,
@@ -115,10 +124,10 @@ async function record(
 }
 
 /** What a run's uploaded results and its judgement show (Mainline extensions of the testing details). */
-export async function runTestSummary(db: Queryable, queueId: string, runId: string) {
+export async function runTestSummary(db: Queryable, passBlobs: PassBlobs, queueId: string, runId: string) {
   const uploads = await runUploadIds(db, queueId, runId);
   const judged = await findJudgement(db, queueId, runId);
-  const outcomes = uploads.length > 0 ? await testOutcomes(db, uploads) : [];
+  const outcomes = uploads.length > 0 ? await testOutcomes(db, passBlobs, uploads) : [];
   return {
     ...(uploads.length > 0
       ? {

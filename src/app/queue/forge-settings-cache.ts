@@ -75,7 +75,7 @@ export function forgetOnWebhook(
   },
 ): void {
   const host = ctx.config.github?.host;
-  if (ctx.forgeSettings === undefined || host === undefined || !CHANGES.has(event)) return;
+  if (host === undefined || !CHANGES.has(event)) return;
   const owner = payload.repository?.owner?.login;
   const name = payload.repository?.name;
   if (typeof owner === 'string' && typeof name === 'string') {
@@ -84,9 +84,9 @@ export function forgetOnWebhook(
     if (event === 'push' && ref.startsWith('refs/tags/')) return;
     const branch =
       event === 'push' && ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : undefined;
-    ctx.forgeSettings.forget(host, owner, name, branch);
+    ctx.caches.forgeSettings.forget(host, owner, name, branch);
   } else if (typeof payload.organization?.login === 'string')
-    ctx.forgeSettings.forget(host, payload.organization.login, null);
+    ctx.caches.forgeSettings.forget(host, payload.organization.login, null);
 }
 
 /**
@@ -100,8 +100,8 @@ export function requiredStatusesForRead(
   branch: string,
 ): Promise<RequiredStatuses> {
   const host = ctx.config.github?.host;
-  const memo = ctx.forgeSettings;
-  if (memo === undefined || host === undefined || repo.host.toLowerCase() !== host.toLowerCase())
+  const memo = ctx.caches.forgeSettings;
+  if (host === undefined || repo.host.toLowerCase() !== host.toLowerCase())
     return forge.requiredStatuses(repo, branch);
   return memo.read(repo, branch, ctx.now(), () => forge.requiredStatuses(repo, branch));
 }

@@ -1,7 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
-import { GitInputError } from '../../forge/git/index.ts';
-import type { GitRepositoryForge } from '../../forge/git-repository-forge.ts';
 import {
   commitStatuses,
   findPullRequest,
@@ -11,7 +9,7 @@ import {
 } from '../../store/git-prs.ts';
 import { listQueues } from '../../store/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
-import type { Forge, ForgeRepo } from '../ports.ts';
+import type { Forge, ForgeRepo, RepositoryHostingForge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef } from '../repositories.ts';
 import { applyEvent, queueStateOf } from './apply.ts';
 import { checkReports } from './checks.ts';
@@ -21,20 +19,16 @@ import { ciEvents, flakeProtectionOf } from './flake-judge.ts';
 export async function createGitRepository(
   ctx: AppContext,
   caller: Caller,
-  forge: GitRepositoryForge,
+  forge: RepositoryHostingForge,
   repo: RepoRef,
 ) {
-  try {
-    forge.git.repoPath(repo);
-  } catch (error) {
-    if (!(error instanceof GitInputError)) throw error;
+  const unusable = forge.unusableName(repo);
+  if (unusable !== null) {
     throw new AppError(
       'VALIDATION_FAILED',
-      `${repo.host}/${repo.owner}/${repo.name} cannot be a git repository on this server: ${error.message} (use letters, digits, ".", "_" and "-"; no "..")`,
+      `${repo.host}/${repo.owner}/${repo.name} cannot be a git repository on this server: ${unusable} (use letters, digits, ".", "_" and "-"; no "..")`,
       {
-        details: [
-          { path: '$.repo', expected: 'a repository name usable as a folder', message: error.message },
-        ],
+        details: [{ path: '$.repo', expected: 'a repository name usable as a folder', message: unusable }],
       },
     );
   }
@@ -46,7 +40,7 @@ export async function createGitRepository(
 export async function registerPullRequest(
   ctx: AppContext,
   caller: Caller,
-  forge: GitRepositoryForge,
+  forge: RepositoryHostingForge,
   body: {
     repo: RepoRef;
     number: number;
@@ -92,10 +86,10 @@ export async function closePullRequest(
   }
   await setPullRequestState(ctx.db, repository.id, body.number, 'closed', ctx.now());
   for (const row of await listQueues(ctx.db, [repository.id])) {
-    const entry = getPrRecord(await queueStateOf(ctx.db, row), body.number);
+    const entry = getPrRecord(await queueStateOf(ctx, row), body.number);
     if (entry === undefined || isTerminal(entry.state)) continue;
     await applyEvent(
-      ctx.db,
+      ctx,
       row.id,
       { type: 'pr_cancelled', prNumber: body.number, reason: 'The pull request was closed' },
       ctx.now(),
@@ -117,7 +111,7 @@ export async function deliverStatuses(
   const statuses = await commitStatuses(ctx.db, repo.id, sha);
   if (statuses.length === 0) return;
   for (const row of await listQueues(ctx.db, [repo.id])) {
-    const state = await queueStateOf(ctx.db, row);
+    const state = await queueStateOf(ctx, row);
     const heads = Object.values(state.prs).filter((e) => e.headSha === sha && !isTerminal(e.state));
     for (const e of heads) {
       const event = {
@@ -126,7 +120,7 @@ export async function deliverStatuses(
         headSha: sha,
         checks: checkReports(statuses),
       };
-      await applyEvent(ctx.db, row.id, event, ctx.now());
+      await applyEvent(ctx, row.id, event, ctx.now());
     }
     const runs = Object.values(state.runs).filter(
       (r) => r.testBranchSha === sha && (r.status === 'in_progress' || r.status === 'building'),
@@ -136,8 +130,15 @@ export async function deliverStatuses(
     for (const run of runs) {
       const checks = checkReports(statuses.filter((s) => s.updated_at >= run.createdAt));
       if (checks.length === 0) continue;
-      for (const event of await ciEvents(ctx.db, { queue: row, run, checks, mode, now: ctx.now() })) {
-        await applyEvent(ctx.db, row.id, event, ctx.now());
+      for (const event of await ciEvents(ctx.db, {
+        queue: row,
+        run,
+        checks,
+        mode,
+        now: ctx.now(),
+        passBlobs: ctx.caches.passBlobs,
+      })) {
+        await applyEvent(ctx, row.id, event, ctx.now());
       }
     }
   }

@@ -1,6 +1,6 @@
+import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import { enqueueingLabelProblem, type LabelSettings } from '../../domain/github-labels.ts';
-import type { Queryable } from '../../store/db.ts';
 import { type QueueLabelColumns, type QueueRow, saveQueueLabelSettings } from '../../store/queues.ts';
 
 /** The queue's label settings from its row (a row read before migration 0017 reads as all off). */

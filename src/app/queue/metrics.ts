@@ -4,10 +4,10 @@
 import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { queueStepFacts } from '../../domain/queue-step-facts.ts';
+import { Lru } from '../../lib/lru.ts';
 import { type QueueNames, queueCensus, queueNames } from '../../store/queue-census.ts';
 import type { Tables } from '../../store/schema.ts';
-import { Lru } from '../lru.ts';
-import { listenToQueueSteps, type QueueStep } from './step-listeners.ts';
+import type { QueueStep, QueueStepListeners } from './step-listeners.ts';
 
 type QueueLabel = 'org' | 'repo' | 'branch';
 type Labels = Record<QueueLabel, string>;
@@ -35,7 +35,7 @@ export class QueueMetrics {
   readonly #testing: Histogram<QueueLabel | 'state'>;
   readonly #toMerge: Histogram<QueueLabel>;
 
-  constructor(registry: Registry, db: Kysely<Tables>, maxQueues: number) {
+  constructor(registry: Registry, db: Kysely<Tables>, steps: QueueStepListeners, maxQueues: number) {
     this.#db = db;
     this.#maxQueues = maxQueues;
     this.#labelsByQueue = new Lru(maxQueues + 100);
@@ -111,10 +111,10 @@ export class QueueMetrics {
         for (const { labels, value } of runs) this.inc(labels, value);
       },
     });
-    this.#unlisten = listenToQueueSteps(db, (step) => this.#observe(step));
+    this.#unlisten = steps.listen((step) => this.#observe(step));
   }
 
-  /** Stops observing the database's queue steps (the app is closing). */
+  /** Stops observing the app's queue steps (the app is closing). */
   close(): void {
     this.#unlisten();
   }

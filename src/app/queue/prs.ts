@@ -74,11 +74,11 @@ export async function submitPullRequest(
   const { state: _s, headBranch: _h, ...snapshot } = pr;
   const repo = { ...body.repo, id: queue.repoId };
   const required = await forge.requiredStatuses(repo, body.targetBranch);
-  await applyEvent(ctx.db, queue.row.id, discoveredEvent(required), ctx.now());
+  await applyEvent(ctx, queue.row.id, discoveredEvent(required), ctx.now());
   // CI may have reported on the head before the submission: those results count for its readiness.
   const checks = checkReports(await commitStatuses(ctx.db, queue.repoId, pr.headSha));
   await applyEvent(
-    ctx.db,
+    ctx,
     queue.row.id,
     {
       type: 'pr_submitted',
@@ -98,7 +98,7 @@ export async function submitPullRequest(
       headSha: pr.headSha,
       targets,
     };
-    await applyEvent(ctx.db, queue.row.id, event, ctx.now());
+    await applyEvent(ctx, queue.row.id, event, ctx.now());
   }
 }
 
@@ -172,22 +172,12 @@ async function inQueue(ctx: AppContext, caller: Caller, body: PrRequest) {
 export async function cancelPullRequest(ctx: AppContext, caller: Caller, body: PrRequest): Promise<void> {
   const queue = await inQueue(ctx, caller, body);
   const reason = `Cancelled through the API by ${caller.tokenName}`;
-  await applyEvent(
-    ctx.db,
-    queue.row.id,
-    { type: 'pr_cancelled', prNumber: body.pr.number, reason },
-    ctx.now(),
-  );
+  await applyEvent(ctx, queue.row.id, { type: 'pr_cancelled', prNumber: body.pr.number, reason }, ctx.now());
 }
 
 export async function restartTests(ctx: AppContext, caller: Caller, body: PrRequest): Promise<void> {
   const queue = await inQueue(ctx, caller, body);
-  await applyEvent(
-    ctx.db,
-    queue.row.id,
-    { type: 'pr_restart_requested', prNumber: body.pr.number },
-    ctx.now(),
-  );
+  await applyEvent(ctx, queue.row.id, { type: 'pr_restart_requested', prNumber: body.pr.number }, ctx.now());
 }
 
 /** getSubmittedPullRequest: the record of the PR's latest submission, with why it is in its state. */
@@ -242,7 +232,7 @@ export async function setImpactedTargets(
   });
   if (getPrRecord(queue.state, prNumber) === undefined) return;
   await applyEvent(
-    ctx.db,
+    ctx,
     queue.row.id,
     { type: 'impacted_targets_set', prNumber, headSha, targets },
     ctx.now(),

@@ -14,7 +14,6 @@ import { flakeProtectionOf } from './flake-judge.ts';
 import { requiredStatusesForRead } from './forge-settings-cache.ts';
 import { labelSettingsOf, updateLabelSettings } from './label-settings.ts';
 import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
-import { queueStateCacheOf } from './state-cache.ts';
 
 /** The caller's queue for a target branch, or 404 naming what is missing. */
 export async function findQueueOf(
@@ -32,9 +31,7 @@ export async function findQueueOf(
       `No merge queue for branch "${branch}" of ${repoFullName(repository)}; create one with createQueue`,
     );
   }
-  // The app's cache (sized from the config) is the one the handle's readers and writers share.
-  if (ctx.queueStates !== undefined) queueStateCacheOf(ctx.db, ctx.queueStates);
-  return { ...(await loadQueue(ctx.db, row)), repoId: repository.id };
+  return { ...(await loadQueue(ctx, row)), repoId: repository.id };
 }
 
 /** createQueue: a new running queue (the repository is created on first use); 409 if the branch has one. */
@@ -129,7 +126,7 @@ export async function updateQueue(
     ...(stateLabelsEnabled !== undefined ? { stateLabelsEnabled } : {}),
   });
   if (mode !== undefined) await setFlakeProtection(ctx.db, queue.row.id, mode);
-  const { state } = await applyEvent(ctx.db, queue.row.id, { type: 'settings_updated', patch }, ctx.now());
+  const { state } = await applyEvent(ctx, queue.row.id, { type: 'settings_updated', patch }, ctx.now());
   const row = mode === undefined ? queue.row : { ...queue.row, flake_protection: mode };
   const flakeProtection = await flakeProtectionOf(
     forge,

@@ -99,6 +99,10 @@ function checkState(c: CheckResult): 'ERROR' | (typeof CHECK_STATE)[keyof typeof
 function prUrl(ctx: AppContext, caller: Caller, repo: RepoRef, n: number): string {
   if (repo.host.toLowerCase() === 'github.com')
     return `https://github.com/${repo.owner}/${repo.name}/pull/${n}`;
+  const gitlab = ctx.config.gitlab;
+  // A GitLab merge request links to GitLab's own page, as a GitHub pull request does.
+  if (gitlab !== undefined && repo.host.toLowerCase() === gitlab.host.toLowerCase())
+    return `${gitlab.url}/${repo.owner}/${repo.name}/-/merge_requests/${n}`;
   return `${repositoryHtmlUrl(ctx.config.publicUrl, caller.orgSlug, repo)}/pulls/${n}`;
 }
 
@@ -137,7 +141,7 @@ export async function testingDetails(
       : {}),
     dependentPrs: d.dependentPrs,
     ...(d.failureReason !== null ? { failureReason: d.failureReason } : {}),
-    ...(await runTestSummary(ctx.db, row.id, d.testRunId)),
+    ...(await runTestSummary(ctx.db, ctx.caches.passBlobs, row.id, d.testRunId)),
   };
 }
 
@@ -212,7 +216,7 @@ export async function queueMetrics(
   );
   for (const q of queues) {
     samples.push(
-      ...queueLines(names.get(q.repo_id) ?? '', await queueStateOf(ctx.db, q), counts.get(q.id) ?? new Map()),
+      ...queueLines(names.get(q.repo_id) ?? '', await queueStateOf(ctx, q), counts.get(q.id) ?? new Map()),
     );
   }
   return (Object.entries(METRICS) as [string, string][])

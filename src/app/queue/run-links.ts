@@ -1,4 +1,4 @@
-import type { Queryable } from '../../store/db.ts';
+import type { Queryable } from '../../db/bulk.ts';
 import { runsAtCommitOrBranch } from '../../store/queues.ts';
 
 /** A merge-queue test run an upload belongs to. */

@@ -5,7 +5,8 @@ import type { QueueState } from '../../domain/queue/index.ts';
  * step that finds the version it just read from the database skips fetching and parsing the state's rows.
  * Safe across replicas: every save of a state bumps the row's version (store/queues.ts saveQueueState),
  * and the version is read from the database each time, so a state another process saved is never served
- * from here. The states handed out are shared and frozen (deepFreeze): a write to one throws.
+ * from here. The states handed out are shared and frozen (deepFreeze): a write to one throws. One per
+ * app (app/caches.ts, MAINLINE_QUEUE_STATE_CACHE), shared by every reader and writer of queue state.
  */
 export class QueueStateCache {
   readonly #max: number;
@@ -33,29 +34,6 @@ export class QueueStateCache {
       this.#entries.delete(oldest);
     }
   }
-}
-
-/** Queues remembered per database handle when no app context chose a size. */
-const DEFAULT_SIZE = 16;
-
-const byHandle = new WeakMap<object, QueueStateCache>();
-
-/**
- * The cache of states read or saved through a database handle. It hangs off the handle (as the step
- * listeners do) because every writer of queue state in the process (API, runner, GitHub events) shares
- * the handle whatever context it was built with. `preferred` (the app context's, sized from the config)
- * replaces a default one.
- */
-export function queueStateCacheOf(db: object, preferred?: QueueStateCache): QueueStateCache {
-  const known = byHandle.get(db);
-  if (preferred !== undefined && known !== preferred) {
-    byHandle.set(db, preferred);
-    return preferred;
-  }
-  if (known !== undefined) return known;
-  const made = new QueueStateCache(DEFAULT_SIZE);
-  byHandle.set(db, made);
-  return made;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/bulk.ts';
 import { parseEventTypes, type WebhookEvent, type WebhookEventType } from '../../domain/webhooks.ts';
-import type { Queryable } from '../../store/db.ts';
 import {
   enabledEndpointsOfOrg,
   enabledEndpointsOfRepo,

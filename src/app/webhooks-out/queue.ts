@@ -1,6 +1,6 @@
+import type { Queryable } from '../../db/bulk.ts';
 import type { QueueState } from '../../domain/queue/index.ts';
 import { finishedPrs, mergedSha } from '../../domain/webhooks.ts';
-import type { Queryable } from '../../store/db.ts';
 import type { QueueRow } from '../../store/queues.ts';
 import { enqueueRepositoryEvents } from './enqueue.ts';
 

@@ -1,3 +1,4 @@
+import { Lru } from '../../lib/lru.ts';
 import { type RequiredStatusesResult, readRequiredStatuses } from './config-file.ts';
 import { DEFAULT_IDENTITY, DEFAULT_TIMEOUT_MS, type GitContext, type GitIdentity } from './git.ts';
 import {
@@ -8,7 +9,7 @@ import {
   prepareMerge,
 } from './merge.ts';
 import { assertSha } from './names.ts';
-import { mergeBase } from './objects.ts';
+import { type MergeBases, mergeBase } from './objects.ts';
 import {
   type BranchHead,
   branchHead,
@@ -29,8 +30,12 @@ export { CONFIG_FILE, parseMainlineConfig, type RequiredStatusesResult } from '.
 export { GitCommandError, type GitIdentity, GitInputError } from './git.ts';
 export type { MergeRequest, MergeResult, PreparedMerge } from './merge.ts';
 export { isSha } from './names.ts';
+export type { MergeBases } from './objects.ts';
 export type { BranchHead, RefUpdate, RepoId } from './repos.ts';
 export type { TestBranchResult, TestBranchSpec } from './test-branch.ts';
+
+/** Merge bases a forge made without the app's cache remembers (MAINLINE_MERGE_BASE_CACHE's default). */
+const DEFAULT_MERGE_BASES = 10_000;
 
 export interface GitForgeOptions {
   /** Folder holding `<host>/<owner>/<name>.git` bare repositories. */
@@ -39,6 +44,8 @@ export interface GitForgeOptions {
   identity?: GitIdentity;
   /** Kill any single git command after this long (default 60 s). */
   timeoutMs?: number;
+  /** Merge bases remembered (the app's, app/caches.ts); a forge made without one keeps its own. */
+  mergeBases?: MergeBases;
 }
 
 /**
@@ -50,11 +57,13 @@ export class GitForge {
   readonly root: string;
   private readonly identity: GitIdentity;
   private readonly timeoutMs: number;
+  private readonly mergeBases: MergeBases;
 
   constructor(options: GitForgeOptions) {
     this.root = options.root;
     this.identity = options.identity ?? DEFAULT_IDENTITY;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.mergeBases = options.mergeBases ?? new Lru(DEFAULT_MERGE_BASES);
   }
 
   /** `<root>/<id>/<host>/<owner>/<name>.git` (see repoPath); throws GitInputError for unsafe segments. */
@@ -86,7 +95,7 @@ export class GitForge {
 
   /** Best common ancestor of two commits (full SHAs), or null when they share no history. */
   async mergeBase(repo: RepoId, a: string, b: string): Promise<string | null> {
-    return mergeBase(this.context(repo), assertSha(a, 'a'), assertSha(b, 'b'));
+    return mergeBase(this.context(repo), assertSha(a, 'a'), assertSha(b, 'b'), this.mergeBases);
   }
 
   /** Merge PR heads in order onto baseSha and force testBranch to the result. */

@@ -1,3 +1,4 @@
+import type { Lru } from '../../lib/lru.ts';
 import { GitCommandError, type GitContext, gitOut, runGit } from './git.ts';
 import { isSha } from './names.ts';
 
@@ -90,24 +91,27 @@ export async function isAncestor(ctx: GitContext, ancestor: string, descendant: 
 }
 
 /**
- * Merge bases found, by repository and commit pair. A commit's id covers its whole ancestry, so the
- * answer for two commits never changes; the queue runner asks for each queued PR's every poll.
+ * Merge bases found, by repository and commit pair, least recently used dropped first. A commit's id
+ * covers its whole ancestry, so the answer for two commits never changes; the queue runner asks for
+ * each queued PR's every poll. The app's (app/caches.ts, MAINLINE_MERGE_BASE_CACHE), handed to the
+ * git forge it builds.
  */
-const mergeBases = new Map<string, string | null>();
-const MAX_MERGE_BASES = 10_000;
+export type MergeBases = Lru<{ readonly base: string | null }>;
 
 /** The best common ancestor of two commits, or null when they share no history. */
-export async function mergeBase(ctx: GitContext, a: string, b: string): Promise<string | null> {
+export async function mergeBase(
+  ctx: GitContext,
+  a: string,
+  b: string,
+  known: MergeBases,
+): Promise<string | null> {
   // Only commit ids are remembered: what a branch name means changes.
   const key = isSha(a) && isSha(b) ? `${ctx.gitDir}\u0000${a}\u0000${b}` : undefined;
-  const known = key === undefined ? undefined : mergeBases.get(key);
-  if (known !== undefined) return known;
+  const held = key === undefined ? undefined : known.get(key);
+  if (held !== undefined) return held.base;
   const { stdout, code } = await runGit(ctx, ['merge-base', a, b], { okCodes: [1] });
   const base = code === 0 ? stdout.trim() : null;
-  if (key !== undefined) {
-    if (mergeBases.size >= MAX_MERGE_BASES) mergeBases.clear();
-    mergeBases.set(key, base);
-  }
+  if (key !== undefined) known.set(key, { base });
   return base;
 }
 

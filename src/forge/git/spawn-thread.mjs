@@ -1,6 +1,6 @@
 // The thread that starts git processes for the server (spawner.ts). Starting a process forks the
-// whole server: the fork copies its page tables, ~2-5 ms for a server of a few hundred MB, and on
-// the request thread every one of those milliseconds was a request waiting. Here only this thread
+// whole server: the fork copies its page tables, and on the request thread that copy kept requests
+// waiting. Here only this thread
 // waits. Plain JavaScript: nothing to compile, so it starts in a few milliseconds.
 import { parentPort } from 'node:worker_threads';
 import { runChild } from './run-child.mjs';

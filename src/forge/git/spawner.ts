@@ -1,7 +1,6 @@
 // Starts git processes from a thread of their own (spawn-thread.mjs) rather than the request thread.
 // Node starts a child by forking the process, and the fork copies the server's page tables while the
-// starting thread waits: 2-5 ms per git process for a server of a few hundred MB, more when the
-// machine is busy. The merge queue's runner starts dozens in a row when a target branch moves (a
+// starting thread waits, longer the larger the server and the busier the machine. The merge queue's runner starts dozens in a row when a target branch moves (a
 // merge base for each queued PR), and every read that arrived meanwhile waited behind them. If the
 // thread cannot start, git runs from this thread as before; if it stops, the calls it was running
 // fail and the next call starts another.

@@ -41,19 +41,19 @@ function presentedToken(request: FastifyRequest): string | undefined {
  */
 export function authHook(ctx: AppContext, limiter: RateLimiter) {
   const lookUp = async (request: FastifyRequest, token: string, hash: string): Promise<Caller> => {
-    const generation = ctx.tokens?.generation ?? 0;
+    const generation = ctx.caches.tokens.generation;
     const admission = ctx.authThrottle?.admit(request.ip, token, ctx.now());
     let caller: Caller;
     try {
       const found = await authenticate(ctx.db, token, ctx.now(), hash);
-      caller = ctx.repositories === undefined ? found : { ...found, repositories: ctx.repositories };
+      caller = { ...found, repositories: ctx.caches.repositories };
     } catch (error) {
       if (error instanceof AppError && error.code === 'INVALID_TOKEN') admission?.failed();
       else admission?.abandoned();
       throw error;
     }
     admission?.succeeded();
-    ctx.tokens?.set(hash, caller, ctx.now(), generation);
+    ctx.caches.tokens.set(hash, caller, ctx.now(), generation);
     return caller;
   };
   const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller): void => {
@@ -95,7 +95,7 @@ export function authHook(ctx: AppContext, limiter: RateLimiter) {
     const hash = hashToken(token);
     // A token that authenticated moments ago is trusted without the database (and, being valid, is
     // not counted against the address either); docs/security.md bounds how long a revoked one lasts.
-    const cached = ctx.tokens?.get(hash, ctx.now());
+    const cached = ctx.caches.tokens.get(hash, ctx.now());
     if (cached !== undefined) {
       admit(request, reply, cached);
       done();

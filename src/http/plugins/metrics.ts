@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { IngestGate } from '../../app/ingest/gate.ts';
 import { QueueMetrics } from '../../app/queue/metrics.ts';
+import type { QueueStepListeners } from '../../app/queue/step-listeners.ts';
 import type { AuthThrottle } from '../../app/throttle.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Tables } from '../../store/schema.ts';
@@ -19,8 +20,11 @@ export class Metrics {
   constructor(options: {
     processMetrics: boolean;
     ingestGate?: IngestGate;
-    /** The database whose merge-queue steps are counted, and how many queues get labels of their own. */
-    queues?: { db: Kysely<Tables>; maxQueues: number };
+    /**
+     * The database whose merge queues are read, the app's listeners of their saved steps (counted), and
+     * how many queues get labels of their own.
+     */
+    queues?: { db: Kysely<Tables>; steps: QueueStepListeners; maxQueues: number };
   }) {
     this.requests = new Counter({
       name: 'mainline_http_requests_total',
@@ -57,7 +61,7 @@ export class Metrics {
     this.queues =
       options.queues === undefined
         ? undefined
-        : new QueueMetrics(this.registry, options.queues.db, options.queues.maxQueues);
+        : new QueueMetrics(this.registry, options.queues.db, options.queues.steps, options.queues.maxQueues);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'mainline_' });
   }
 

@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely, PostgresAdapter, type Transaction } from 'kysely';
-import { copyText } from '../db/pg-copy.ts';
-import type { Tables } from './schema.ts';
+import type { Tables } from '../store/schema.ts';
+import { copyText } from './pg-copy.ts';
 
 /** Anything queries can run on: the database itself or an open transaction. */
 export type Queryable = Kysely<Tables> | Transaction<Tables>;
@@ -17,8 +17,7 @@ export function chunked<T>(items: readonly T[], size = 500): T[][] {
 
 /**
  * Splits keys for `in (...)` lookups: on PostgreSQL in chunks of 5,000 (each statement is a round trip
- * and a plan: the ~5k failing tests of a 100k-case upload took ~14 statements per lookup in chunks of
- * 400), on SQLite (no round trip) in chunks of `size`.
+ * and a plan), on SQLite (no round trip) in chunks of `size`.
  */
 export function keyChunks<T>(db: Queryable, items: readonly T[], size = 500): T[][] {
   return chunked(items, db.getExecutor().adapter instanceof PostgresAdapter ? 5000 : size);
@@ -33,6 +32,7 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+// Statement texts by table, columns and row count: module-level, as they are bounded by the code's own statements.
 const insertTexts = new Map<string, string>();
 
 /** How `insertMany` treats rows whose key is taken. */
@@ -121,7 +121,10 @@ async function affected(db: Queryable, query: CompiledQuery): Promise<number> {
   return Number((await db.executeQuery(query)).numAffectedRows ?? 0n);
 }
 
-/** Column types of a table (PostgreSQL), for the casts of `unnest`; the same in every schema. */
+/**
+ * Column types of a table (PostgreSQL), for the casts of `unnest`; the same in every schema, and
+ * bounded by the schema's tables: kept at module level.
+ */
 const columnTypes = new Map<string, Map<string, string>>();
 
 async function typesOf(db: Queryable, table: string): Promise<Map<string, string>> {
@@ -178,8 +181,7 @@ function rowsJson(rows: readonly Record<string, unknown>[]): string {
 
 /**
  * PostgreSQL: rows as one JSON parameter. The driver's array parameters escaped every element in
- * JavaScript (~200 ms of the request thread for the ~7k result rows of a 100k-case upload);
- * JSON.stringify is native, and the server parses the text once.
+ * JavaScript on the request thread; JSON.stringify is native, and the server parses the text once.
  */
 async function insertFromJson<T extends Record<string, unknown>>(
   db: Queryable,
@@ -212,7 +214,7 @@ const UNIQUE_VIOLATION = '23505';
  * with one (only inside a transaction), each chunk is COPYed in a savepoint and, only when a row's
  * key is taken (COPY fails as a whole), rolled back to it and inserted again with the clause (as
  * JSON). Callers insert rows they looked up first, so a conflict is a race and rare, and COPY costs
- * ~0.6 of the JSON insert (100k new tests: 10 chunks of ~0.55 s by JSON).
+ * less than the JSON insert.
  */
 async function insertByCopy<T extends Record<string, unknown>>(
   db: Queryable,
@@ -270,8 +272,7 @@ export interface RowUpdate {
  * Updates rows of one table by key column, each with its own values (rows with no values are
  * skipped). SQLite: a statement per row, its text built once per set of columns (no round trip, the
  * driver reuses the prepared statement). PostgreSQL: rows that set the same columns go in one
- * statement, their values as `unnest`ed arrays; a round trip per row (~0.35 ms) made the ~460 rows
- * a 100k-case upload re-evaluates cost 160 ms.
+ * statement, their values as `unnest`ed arrays, not a round trip per row.
  */
 export async function updateMany(
   db: Queryable,

@@ -1,0 +1,69 @@
+// Every in-memory cache of the app, made once per AppContext and sized from the configuration: a
+// test app gets fresh ones, and nothing is kept at module level. Each cache is correct on its own
+// terms (see its module): the health reads' caches are keyed by the repository's health_version,
+// which every store writer of test_cases bumps (store/repos.ts writeTestHealth), so no write is missed.
+import type { Config } from '../config.ts';
+import { Lru } from '../lib/lru.ts';
+import { PassBlobs } from '../store/passes.ts';
+import { WriterCache } from './github/writers.ts';
+import { PageCache } from './health/page-cache.ts';
+import { IdentifierIds, QuarantineIndexCache } from './health/quarantine-index.ts';
+import { ReadAnswers } from './health/read-answers.ts';
+import type { unhealthyRecord } from './health/records.ts';
+import { Derivation } from './ingest/prepare/derive.ts';
+import { SeenTestsCache } from './ingest/prepare/seen-cache.ts';
+import { ForgeSettingsMemo } from './queue/forge-settings-cache.ts';
+import { QueueStateCache } from './queue/state-cache.ts';
+import { QueueStepListeners } from './queue/step-listeners.ts';
+import { RepositoryCache } from './repositories.ts';
+import { TokenCache } from './tokens.ts';
+
+/** Identifier ids remembered at most, whatever MAINLINE_QUARANTINE_INDEX_IDS says. */
+const MAX_REMEMBERED_IDS = 50_000;
+
+export function createCaches(config: Config) {
+  return {
+    /** Kept JSON of read answers, per route (health/read-answers.ts). */
+    answers: {
+      testDetails: new ReadAnswers(config.keptDetails),
+      failingPages: new ReadAnswers(config.keptPages),
+      unhealthyPages: new ReadAnswers(config.keptPages),
+      quarantined: new ReadAnswers(config.keptPages),
+    },
+    /** Records of list-unhealthy-tests pages by health_version (health/page-cache.ts). */
+    unhealthyPages: new PageCache<ReturnType<typeof unhealthyRecord>>(config.pageCacheSize),
+    /** Quarantined ids per repository by health_version (health/quarantine-index.ts). */
+    quarantineIndex: new QuarantineIndexCache(config.quarantineIndexIds),
+    /** Test ids of identifiers getQuarantineConfig was asked about (health/quarantine-index.ts). */
+    identifierIds: new IdentifierIds(Math.min(config.quarantineIndexIds, MAX_REMEMBERED_IDS)),
+    /** Decoded pass blobs of recent uploads, up to MAINLINE_PASS_CACHE_BYTES (store/passes.ts). */
+    passBlobs: new PassBlobs(config.passCacheBytes),
+    /** Merge bases of commit pairs, for the git forge the app builds (forge/git/objects.ts). */
+    mergeBases: new Lru<{ readonly base: string | null }>(config.mergeBaseCache),
+    /** GitHub users' recently asked roles, by repository, for PR-comment commands (github/writers.ts). */
+    githubWriters: new WriterCache(),
+    /** GitLab users' roles, the same way, for merge-request notes. */
+    gitlabWriters: new WriterCache(),
+    /** Callers of recently authenticated tokens (tokens.ts, MAINLINE_TOKEN_CACHE[_SECONDS]). */
+    tokens: new TokenCache(config.tokenCacheSize, config.tokenCacheSeconds * 1000),
+    /** Repository identities by organization and name (repositories.ts, MAINLINE_REPOSITORY_CACHE). */
+    repositories: new RepositoryCache(config.repositoryCacheSize),
+    /** What GitHub branches say about their queues, for getQueue (queue/forge-settings-cache.ts). */
+    forgeSettings: new ForgeSettingsMemo(config.forgeSettingsCache, config.forgeSettingsTtlSeconds * 1000),
+    /** Parsed queue states by (queue, version) (queue/state-cache.ts). */
+    queueStates: new QueueStateCache(config.queueStateCache),
+    /** Who is told of each saved queue step: the metrics (queue/step-listeners.ts). */
+    queueSteps: new QueueStepListeners(),
+    /** What ingestion knows of each repository's tests by health_version (ingest/prepare/seen-cache.ts). */
+    seenTests: new SeenTestsCache(config.seenTestsCache),
+    /** Test ids and failure facts derived before (ingest/prepare/derive.ts). */
+    derivation: new Derivation({
+      testIds: config.testIdCache,
+      failingTests: config.failureCache,
+      failureTexts: Math.ceil(config.failureCache / 5),
+    }),
+  };
+}
+
+/** The app's caches (createCaches). */
+export type Caches = ReturnType<typeof createCaches>;

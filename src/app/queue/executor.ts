@@ -1,0 +1,265 @@
+import { isTerminal, type QueueAction, type QueueEvent, type QueueState } from '../../domain/queue/index.ts';
+import { deleteTestPr, findTestPr, saveTestPr } from '../../store/github.ts';
+import {
+  findQueueById,
+  markActionDone,
+  markActionFailed,
+  type QueueActionRow,
+  type QueueRow,
+} from '../../store/queues.ts';
+import { findRepoAddress } from '../../store/repos.ts';
+import type { AppContext } from '../context.ts';
+import { type Forge, type ForgeRepo, pullRequestsOf } from '../ports.ts';
+import { applyEvent, discoveredEvent, queueStateOf } from './apply.ts';
+import { deliverStatuses } from './git-api.ts';
+import { labelSettingsOf } from './label-settings.ts';
+import { flakeProtectionNote } from './prs.ts';
+
+/** An action failing this many times in a row is answered with a failure event. */
+export const MAX_ACTION_ATTEMPTS = 5;
+
+/** A queue as a runner pass drives it: its row and its repository as the forge addresses it. */
+export interface DrivenQueue {
+  readonly row: QueueRow;
+  readonly repo: ForgeRepo;
+}
+
+/** How one outbox action went: done, or failed (to be retried, or given up and answered with a failure). */
+export type ActionOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly error: unknown; readonly gaveUp: boolean };
+
+/**
+ * Carries out a queue's outbox actions through the forge, feeding each result back as an engine
+ * event, and notices outside changes (target pushed, PR heads updated) the forge cannot push to us.
+ */
+export class QueueExecutor {
+  readonly #ctx: AppContext;
+  readonly #forge: Forge;
+  /** `<queue>@<target head>` whose required statuses were read from the forge. */
+  readonly #discovered = new Set<string>();
+
+  constructor(ctx: AppContext, forge: Forge) {
+    this.#ctx = ctx;
+    this.#forge = forge;
+  }
+
+  /** The queue and its repository; undefined when the queue is gone. */
+  async load(queueId: string): Promise<DrivenQueue | undefined> {
+    const row = await findQueueById(this.#ctx.db, queueId);
+    if (row === undefined) return undefined;
+    return { row, repo: await findRepoAddress(this.#ctx.db, row.repo_id) };
+  }
+
+  /** Compares the queue with the forge: target moves, new PR commits, required statuses. */
+  async observe(queue: DrivenQueue): Promise<void> {
+    await this.#observe(queue.row.id, queue.repo, await queueStateOf(this.#ctx, queue.row));
+  }
+
+  /** The queue's row and state as they are now; undefined when the queue is gone. */
+  async #current(queueId: string): Promise<{ row: QueueRow; state: QueueState } | undefined> {
+    const row = await findQueueById(this.#ctx.db, queueId);
+    return row === undefined ? undefined : { row, state: await queueStateOf(this.#ctx, row) };
+  }
+
+  /** Wakes the queue's timers (a `tick` event) when its wake time has come. */
+  async tickIfDue(queueId: string): Promise<void> {
+    const fresh = await findQueueById(this.#ctx.db, queueId);
+    if (fresh?.wake_at != null && fresh.wake_at <= this.#ctx.now())
+      await this.#apply(queueId, { type: 'tick' });
+  }
+
+  /**
+   * Carries out one outbox action and marks it done; a failure is recorded for a retry, and after
+   * MAX_ACTION_ATTEMPTS answered with a failure event (so the PR leaves the queue with the reason).
+   */
+  async run(queueId: string, repo: ForgeRepo, action: QueueActionRow): Promise<ActionOutcome> {
+    const db = this.#ctx.db;
+    try {
+      await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction);
+      await markActionDone(db, action.id, this.#ctx.now());
+      return { ok: true };
+    } catch (error) {
+      const message = String((error as Error).message);
+      await markActionFailed(db, action.id, message);
+      if (action.attempts + 1 < MAX_ACTION_ATTEMPTS) return { ok: false, error, gaveUp: false };
+      await this.#giveUp(queueId, JSON.parse(action.action) as QueueAction, message);
+      await markActionDone(db, action.id, this.#ctx.now());
+      return { ok: false, error, gaveUp: true };
+    }
+  }
+
+  /** An action that keeps failing is answered with a failure, so the PR leaves the queue with the reason instead of stalling it. */
+  async #giveUp(queueId: string, action: QueueAction, message: string): Promise<void> {
+    const reason = `the forge failed ${MAX_ACTION_ATTEMPTS} times: ${message}`;
+    if (action.type === 'create_test_run') {
+      await this.#apply(queueId, {
+        type: 'test_branch_failed',
+        runId: action.runId,
+        conflictPr: null,
+        reason,
+      });
+    } else if (action.type === 'merge_pr') {
+      await this.#apply(queueId, { type: 'merge_failed', prNumber: action.prNumber, reason });
+    }
+  }
+
+  #apply(queueId: string, event: QueueEvent) {
+    return applyEvent(this.#ctx, queueId, event, this.#ctx.now());
+  }
+
+  /** What the plain-git forge cannot push to us: target moves, new PR commits, required statuses. */
+  async #observe(queueId: string, repo: ForgeRepo, state: QueueState): Promise<void> {
+    const head = await this.#forge.head(repo, state.branch);
+    if (head !== null && !this.#discovered.has(`${queueId}@${head}`)) {
+      const required = await this.#forge.requiredStatuses(repo, state.branch);
+      await this.#apply(queueId, discoveredEvent(required));
+      this.#discovered.add(`${queueId}@${head}`);
+    }
+    if (head !== null && head !== state.targetHead && state.merging === null) {
+      await this.#apply(queueId, { type: 'target_moved', sha: head });
+    }
+    // The PR being merged is left to its merge action: after a crash the forge may already call it
+    // merged, and the repeated (idempotent) merge reports that, rather than a spurious cancel first.
+    const watched = Object.values(state.prs).filter(
+      (entry) => !isTerminal(entry.state) && state.merging?.prNumber !== entry.number,
+    );
+    // All at once where the forge can (one git process for every head), else one by one.
+    const read = await pullRequestsOf(
+      this.#forge,
+      repo,
+      watched.map((entry) => entry.number),
+    );
+    for (const entry of watched) {
+      const pr = read.get(entry.number) ?? null;
+      if (pr === null || pr.state !== 'open') {
+        await this.#apply(queueId, {
+          type: 'pr_cancelled',
+          prNumber: entry.number,
+          reason: 'The pull request was closed or deleted',
+        });
+      } else if (pr.headSha !== entry.headSha) {
+        await this.#apply(queueId, { type: 'pr_head_updated', prNumber: entry.number, headSha: pr.headSha });
+      }
+    }
+  }
+
+  async #execute(queueId: string, repo: ForgeRepo, action: QueueAction): Promise<void> {
+    switch (action.type) {
+      case 'create_test_run': {
+        const built = await this.#forge.buildTestBranch(repo, action);
+        if (!built.ok) {
+          await this.#apply(queueId, {
+            type: 'test_branch_failed',
+            runId: action.runId,
+            conflictPr: built.conflictPr,
+            reason: built.reason,
+          });
+          return;
+        }
+        await this.#apply(queueId, { type: 'test_branch_built', runId: action.runId, sha: built.sha });
+        if (action.createDraftPr) await this.#openDraft(queueId, repo, action);
+        await deliverStatuses(this.#ctx, this.#forge, repo, built.sha);
+        return;
+      }
+      case 'delete_test_branch': {
+        const draft = await findTestPr(this.#ctx.db, repo.id, action.testBranch);
+        if (draft !== undefined) {
+          await this.#forge.closePullRequest?.(repo, draft.pr_number);
+          await deleteTestPr(this.#ctx.db, repo.id, action.testBranch);
+        }
+        await this.#forge.deleteBranch(repo, action.testBranch);
+        return;
+      }
+      case 'merge_pr':
+        await this.#merge(queueId, repo, action);
+        return;
+      case 'report_pr_state':
+        await this.#report(queueId, repo, action);
+        return;
+    }
+  }
+
+  /** The PR's status check and comment, as the queue's settings ask; says why when flake protection let it through. */
+  async #report(
+    queueId: string,
+    repo: ForgeRepo,
+    action: Extract<QueueAction, { type: 'report_pr_state' }>,
+  ): Promise<void> {
+    const current = await this.#current(queueId);
+    const state = current?.state;
+    const settings = state?.settings;
+    const details =
+      state === undefined ? undefined : await flakeProtectionNote(this.#ctx, queueId, state, action.prNumber);
+    await this.#forge.reportPrState(repo, {
+      prNumber: action.prNumber,
+      headSha: action.headSha,
+      state: action.state,
+      reason: action.reason,
+      comments: settings?.commentsEnabled ?? true,
+      statusCheck: settings?.statusCheckEnabled ?? true,
+      stateLabels: current !== undefined && labelSettingsOf(current.row).stateLabelsEnabled,
+      ...(details !== undefined ? { details } : {}),
+    });
+  }
+
+  /** createPrsForTestingBranches: a draft PR for the test branch, so CI that runs on PRs tests it; closed with the branch. */
+  async #openDraft(
+    queueId: string,
+    repo: ForgeRepo,
+    action: Extract<QueueAction, { type: 'create_test_run' }>,
+  ): Promise<void> {
+    if ((await findTestPr(this.#ctx.db, repo.id, action.testBranch)) !== undefined) return;
+    const base = (await this.#current(queueId))?.state.branch;
+    if (base === undefined) return;
+    const prs = action.testedPrs.map((n) => `#${n}`).join(', ');
+    const number = await this.#forge.createDraftPullRequest?.(repo, {
+      testBranch: action.testBranch,
+      base,
+      title: `Mainline test run for ${prs}`,
+      body: `Merge-queue test branch \`${action.testBranch}\`: ${base} with ${prs} merged in. Opened by Mainline so CI runs on it; closed when the run ends. Do not merge.`,
+    });
+    // A forge without pull requests (plain git) has nothing to open for the branch.
+    if (number === undefined || number === null) return;
+    await saveTestPr(this.#ctx.db, {
+      repo_id: repo.id,
+      test_branch: action.testBranch,
+      pr_number: number,
+      created_at: this.#ctx.now(),
+    });
+  }
+
+  async #merge(
+    queueId: string,
+    repo: ForgeRepo,
+    action: Extract<QueueAction, { type: 'merge_pr' }>,
+  ): Promise<void> {
+    const state = (await this.#current(queueId))?.state;
+    const entry = state?.prs[String(action.prNumber)];
+    // An action saved before merge_pr carried the tip takes it from the state: while this merge is in
+    // flight the state's targetHead stays the tip the merge was decided on. Without such a state (the
+    // merge is no longer the one in flight) there is nothing to compare with, so no check; an empty
+    // tip (a branch that did not exist when the queue was made) cannot be compared either.
+    const inFlight = state?.merging?.prNumber === action.prNumber ? state.targetHead : undefined;
+    const expectedTargetSha = action.expectedTargetSha ?? inFlight;
+    const merged = await this.#forge.mergePullRequest(repo, {
+      targetBranch: state?.branch ?? '',
+      prNumber: action.prNumber,
+      prTitle: entry?.title ?? `#${action.prNumber}`,
+      headSha: action.expectedHeadSha,
+      method: action.method,
+      ...(expectedTargetSha ? { expectedTargetSha } : {}),
+    });
+    await this.#apply(
+      queueId,
+      merged.ok
+        ? { type: 'merge_succeeded', prNumber: action.prNumber, newTargetSha: merged.newTargetSha }
+        : {
+            type: 'merge_failed',
+            prNumber: action.prNumber,
+            reason: merged.reason,
+            ...(merged.targetMovedTo !== undefined ? { targetMovedTo: merged.targetMovedTo } : {}),
+          },
+    );
+  }
+}
