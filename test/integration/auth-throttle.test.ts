@@ -1,9 +1,11 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { revokeToken } from '../../src/app/tokens.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { buildTestApp, REPO } from '../support/app.ts';
 import { listenOnLoopback } from '../support/raw-http.ts';
+import { apiTokenId } from '../support/reads.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /**
  * The limit before authentication: failed API authentications and dashboard sign-ins are counted per
@@ -13,9 +15,16 @@ import { listenOnLoopback } from '../support/raw-http.ts';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('failed authentications per client address', () => {
-  let t: TestApp;
   let clock = 1_000_000;
-  let good: string;
+  const t = useTestApp({
+    env: {
+      MAINLINE_AUTH_FAIL_LIMIT: '6',
+      MAINLINE_AUTH_FAIL_BURST: '3',
+      MAINLINE_METRICS_TOKEN: 'metrics-secret',
+    },
+    now: () => clock,
+    repository: true,
+  });
 
   const getRepo = (token: string, remoteAddress: string): Promise<LightMyRequestResponse> =>
     t.app.inject({
@@ -34,24 +43,10 @@ describe('failed authentications per client address', () => {
       payload: new URLSearchParams({ token }).toString(),
     });
 
-  beforeAll(async () => {
-    t = await buildTestApp(
-      {
-        MAINLINE_AUTH_FAIL_LIMIT: '6',
-        MAINLINE_AUTH_FAIL_BURST: '3',
-        MAINLINE_METRICS_TOKEN: 'metrics-secret',
-      },
-      { now: () => clock },
-    );
-    good = await t.token('acme');
-    expect((await t.post('/v1/repositories/create', { repo: REPO }, good)).statusCode).toBe(200);
-  });
-  afterAll(() => t.close());
-
   it('answers 429 after the burst of bad tokens, while a good token from the same address still works', async () => {
     const address = '10.1.0.1';
     // Good requests are not counted: many of them leave the whole budget of failures.
-    for (let i = 0; i < 5; i++) expect((await getRepo(good, address)).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await getRepo(t.orgToken, address)).statusCode).toBe(200);
     const codes: number[] = [];
     for (let i = 0; i < 4; i++) codes.push((await getRepo(`bad-token-${i}`, address)).statusCode);
     expect(codes).toEqual([401, 401, 401, 429]);
@@ -67,7 +62,7 @@ describe('failed authentications per client address', () => {
         message: 'Too many failed authentications from this address (limit 6 per minute); retry after 10 s',
       },
     });
-    expect((await getRepo(good, address)).statusCode).toBe(200);
+    expect((await getRepo(t.orgToken, address)).statusCode).toBe(200);
   });
 
   it('leaves other addresses alone and lets the address try again once Retry-After has passed', async () => {
@@ -91,8 +86,7 @@ describe('failed authentications per client address', () => {
     expect((await getRepo(token, address)).statusCode).toBe(200);
     for (let i = 0; i < 3; i++) expect((await getRepo(`bad-${i}`, address)).statusCode).toBe(401);
     expect((await getRepo(token, address)).statusCode).toBe(200);
-    const rows = await t.db.database.db.selectFrom('api_tokens').select(['id', 'token_prefix']).execute();
-    await revokeToken(t.db.database.db, rows.find((r) => token.startsWith(r.token_prefix))!.id, clock);
+    await revokeToken(t.db.database.db, await apiTokenId(t, token), clock);
     expect((await getRepo(token, address)).json().error.code).toBe('INVALID_TOKEN');
     expect((await getRepo(token, address)).statusCode).toBe(429);
   });
@@ -108,15 +102,15 @@ describe('failed authentications per client address', () => {
 
   it('limits dashboard sign-ins per address, good or bad, with Retry-After', async () => {
     const address = '10.1.0.5';
-    expect((await signIn(good, address)).statusCode).toBe(303);
+    expect((await signIn(t.orgToken, address)).statusCode).toBe(303);
     expect((await signIn('not-a-token', address)).statusCode).toBe(401);
-    expect((await signIn(good, address)).statusCode).toBe(303);
-    const limited = await signIn(good, address);
+    expect((await signIn(t.orgToken, address)).statusCode).toBe(303);
+    const limited = await signIn(t.orgToken, address);
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['retry-after']).toBe('10');
     expect(limited.headers['set-cookie']).toBeUndefined();
     expect(limited.body).toContain('Too many sign-in attempts from this address; try again in 10 seconds.');
-    expect((await signIn(good, '10.1.0.6')).statusCode).toBe(303);
+    expect((await signIn(t.orgToken, '10.1.0.6')).statusCode).toBe(303);
   });
 });
 

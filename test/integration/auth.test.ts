@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { revokeToken } from '../../src/app/tokens.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { apiTokenId, apiTokenRows } from '../support/reads.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 describe('authentication and tenancy', () => {
-  let t: TestApp;
-  let acme: string;
+  const t = useTestApp();
   let globex: string;
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    acme = await t.token('acme');
     globex = await t.token('globex');
-    expect((await t.post('/v1/repositories/create', { repo: REPO }, acme)).statusCode).toBe(200);
+    expect((await t.post('/v1/repositories/create', { repo: REPO }, t.orgToken)).statusCode).toBe(200);
   });
-  afterAll(() => t.close());
 
   it('answers 401 AUTHENTICATION_REQUIRED when x-api-token is missing', async () => {
     const res = await t.post('/v1/repositories/get', { repo: REPO });
@@ -28,14 +26,14 @@ describe('authentication and tenancy', () => {
   });
 
   it('answers 401 INVALID_TOKEN for a token it never issued', async () => {
-    const res = await t.post('/v1/repositories/get', { repo: REPO }, `${acme}x`);
+    const res = await t.post('/v1/repositories/get', { repo: REPO }, `${t.orgToken}x`);
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('INVALID_TOKEN');
   });
 
   it('accepts the token as Authorization: Bearer too', async () => {
     const res = await t.post('/v1/repositories/get', { repo: REPO }, undefined, {
-      authorization: `Bearer ${acme}`,
+      authorization: `Bearer ${t.orgToken}`,
     });
     expect(res.statusCode).toBe(200);
   });
@@ -43,10 +41,7 @@ describe('authentication and tenancy', () => {
   it('refuses a revoked token at once', async () => {
     const token = await t.token('acme');
     expect((await t.post('/v1/repositories/get', { repo: REPO }, token)).statusCode).toBe(200);
-    const rows = await t.db.database.db.selectFrom('api_tokens').select(['id', 'token_prefix']).execute();
-    const row = rows.find((r) => token.startsWith(r.token_prefix));
-    expect(row).toBeDefined();
-    await revokeToken(t.db.database.db, row!.id, Date.now());
+    await revokeToken(t.db.database.db, await apiTokenId(t, token), Date.now());
     const res = await t.post('/v1/repositories/get', { repo: REPO }, token);
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('INVALID_TOKEN');
@@ -69,22 +64,22 @@ describe('authentication and tenancy', () => {
 
   it('answers 404 ORG_NOT_FOUND when org_url_slug is not the token’s organization', async () => {
     for (const slug of ['globex', 'no-such-org']) {
-      const res = await t.post('/v1/repositories/get', { repo: REPO, org_url_slug: slug }, acme);
+      const res = await t.post('/v1/repositories/get', { repo: REPO, org_url_slug: slug }, t.orgToken);
       expect(res.statusCode).toBe(404);
       expect(res.json().error).toEqual({
         code: 'ORG_NOT_FOUND',
         message: `Organization "${slug}" was not found for this API token`,
       });
     }
-    const own = await t.post('/v1/repositories/get', { repo: REPO, org_url_slug: 'ACME' }, acme);
+    const own = await t.post('/v1/repositories/get', { repo: REPO, org_url_slug: 'ACME' }, t.orgToken);
     expect(own.statusCode).toBe(200);
   });
 
   it('stores tokens only as hashes', async () => {
-    const rows = await t.db.database.db.selectFrom('api_tokens').selectAll().execute();
+    const rows = await apiTokenRows(t);
     const stored = JSON.stringify(rows);
-    expect(stored).not.toContain(acme);
-    expect(stored).not.toContain(acme.slice(12));
+    expect(stored).not.toContain(t.orgToken);
+    expect(stored).not.toContain(t.orgToken.slice(12));
     expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.token_hash))).toBe(true);
   });
 

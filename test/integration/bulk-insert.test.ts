@@ -1,8 +1,8 @@
-// Bulk inserts (store/db.ts insertMany) on the real database: on PostgreSQL rows go in by COPY, whose
+// Bulk inserts (db/bulk.ts insertMany) on the real database: on PostgreSQL rows go in by COPY, whose
 // text format escapes tabs, line breaks and backslashes; rows with a conflict clause go in by COPY in
 // a savepoint and, when a key is taken, again with the clause, and the transaction goes on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertMany } from '../../src/store/db.ts';
+import { insertMany } from '../../src/db/bulk.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
 
 const AWKWARD = [

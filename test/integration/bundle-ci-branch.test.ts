@@ -2,35 +2,37 @@
 // git's checkout is the PR's merge ref (repo_head_branch "refs/remotes/pull/42/merge") while the envs
 // it sends name the PR's branch. The upload is stored under that branch and PR, never "42/merge", and
 // the dashboard's failure samples show it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
+import { uploadOf } from '../support/reads.ts';
 import { putBundle, tenantBundle } from '../support/seed.ts';
 import { junitXml } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const MERGE_REF = 'refs/remotes/pull/42/merge';
 
 describe('a CI pull-request bundle is stored under the PR’s branch, from the envs the CLI sends', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   let cookie: string;
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
     const login = await t.app.inject({
       method: 'POST',
       url: '/login',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({ token }).toString(),
+      payload: new URLSearchParams({ token: t.orgToken }).toString(),
     });
     expect(login.statusCode, login.body).toBe(303);
     cookie = String(login.headers['set-cookie']).split(';')[0] as string;
   });
-  afterAll(() => t.close());
 
   /** PUTs a bundle whose git branch is the merge ref, with these envs; answers the stored upload row. */
   async function send(testName: string, sha: string, envs: Record<string, string>) {
-    const created = await t.post('/v1/metrics/createBundleUpload', { repo: REPO, orgUrlSlug: 'acme' }, token);
+    const created = await t.post(
+      '/v1/metrics/createBundleUpload',
+      { repo: REPO, orgUrlSlug: 'acme' },
+      t.orgToken,
+    );
     expect(created.statusCode, created.body).toBe(200);
     const bundle = await tenantBundle(REPO, [junitXml([{ name: testName, fail: 'boom' }])], {
       repo: {
@@ -43,14 +45,6 @@ describe('a CI pull-request bundle is stored under the PR’s branch, from the e
     });
     const res = await putBundle(t, created.json().url, bundle);
     return res;
-  }
-
-  async function storedUpload(sha: string) {
-    return t.db.database.db
-      .selectFrom('uploads')
-      .select(['branch', 'pr_number'])
-      .where('commit_sha', '=', sha)
-      .executeTakeFirstOrThrow();
   }
 
   it.each([
@@ -94,7 +88,7 @@ describe('a CI pull-request bundle is stored under the PR’s branch, from the e
     const testName = `test_${ci.replace(/\W/g, '_').toLowerCase()}`;
     const res = await send(testName, sha, envs);
     expect(res.statusCode, res.body).toBe(200);
-    expect(await storedUpload(sha)).toEqual({ branch: 'feature/login', pr_number: 42 });
+    expect(await uploadOf(t, sha)).toMatchObject({ branch: 'feature/login', pr_number: 42 });
     // What the dashboard shows of the failure: the PR's branch and number.
     const id = res.json().failed_tests[0].test_case_id as string;
     const page = await t.app.inject({
@@ -115,7 +109,7 @@ describe('a CI pull-request bundle is stored under the PR’s branch, from the e
       BUILD_SOURCEBRANCH: 'refs/pull/42/merge',
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect(await storedUpload('sha-azure-plain')).toEqual({ branch: 'pull/42', pr_number: 42 });
+    expect(await uploadOf(t, 'sha-azure-plain')).toMatchObject({ branch: 'pull/42', pr_number: 42 });
     expect(JSON.stringify(res.json())).toMatch(/pull request 42.*--repo-head-branch/);
   });
 });

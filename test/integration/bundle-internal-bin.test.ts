@@ -7,8 +7,7 @@
 // bare TestResult too), test_report/src/report.rs (what the rspec plugin records: attempt_index per
 // retry, started/finished at whole seconds, test_output {text: backtrace, message}).
 // The internal.bin files here are encoded with Mainline's own schema (src/domain/internal-bin).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { describe, expect, it } from 'vitest';
 import {
   analyticsCliBundle,
   type BundleRepo,
@@ -17,7 +16,9 @@ import {
   type RunInput,
   rspecPluginBundle,
 } from '../support/bundles.ts';
+import { storedTestsOf, uploadOf } from '../support/reads.ts';
 import { putBundle } from '../support/seed.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const SUCCESS = 1;
 const FAILURE = 2;
@@ -104,37 +105,17 @@ function rspecRuns(): RunInput[] {
 }
 
 describe('bundles whose tests are in internal.bin', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   async function put(repo: BundleRepo, bundle: Uint8Array) {
-    const created = await t.post('/v1/metrics/createBundleUpload', { repo, orgUrlSlug: 'acme' }, token);
+    const created = await t.post('/v1/metrics/createBundleUpload', { repo, orgUrlSlug: 'acme' }, t.orgToken);
     expect(created.statusCode, created.body).toBe(200);
     const res = await putBundle(t, created.json().url, bundle);
     return { res, url: created.json().url as string };
   }
 
   async function storedTests(repo: BundleRepo) {
-    const rows = await t.db.database.db
-      .selectFrom('test_cases')
-      .innerJoin('repositories', 'repositories.id', 'test_cases.repo_id')
-      .select([
-        'test_cases.id',
-        'test_cases.name',
-        'test_cases.parent',
-        'test_cases.classname',
-        'test_cases.file',
-      ])
-      .where('repositories.owner', '=', repo.owner)
-      .where('repositories.name', '=', repo.name)
-      .execute();
-    return rows.sort((a, b) => a.name.localeCompare(b.name));
+    return (await storedTestsOf(t, repo)).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   async function failingTests(repo: BundleRepo) {
@@ -148,7 +129,7 @@ describe('bundles whose tests are in internal.bin', () => {
         end_time: new Date(now + 60_000).toISOString(),
         page_query: { page_size: 50 },
       },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode, res.body).toBe(200);
     return (res.json().tests as { name: string }[]).map((x) => x.name).sort();
@@ -276,11 +257,7 @@ describe('bundles whose tests are in internal.bin', () => {
       },
     ]);
     // The upload's record holds the same problems: the answer again (same URL) says so too.
-    const row = await t.db.database.db
-      .selectFrom('uploads')
-      .select('result')
-      .where('commit_sha', '=', 'c1'.repeat(20))
-      .executeTakeFirstOrThrow();
+    const row = await uploadOf(t, 'c1'.repeat(20));
     expect(JSON.parse(row.result).problems).toEqual(body.problems);
     const u = new URL(url);
     const repeat = await t.app.inject({
@@ -344,19 +321,12 @@ describe('bundles whose tests are in internal.bin', () => {
 });
 
 describe('internal.bin within the upload’s attempt limit', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_MAX_UPLOAD_ATTEMPTS: '50' });
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ env: { MAINLINE_MAX_UPLOAD_ATTEMPTS: '50' } });
 
   it('refuses an internal.bin of more runs than MAINLINE_MAX_UPLOAD_ATTEMPTS (empty runs cost nothing to send)', async () => {
     const repo = { host: 'github.com', owner: 'acme', name: 'many-runs' };
     const runs = Array.from({ length: 60 }, (_, i): RunInput => ({ name: `t${i}`, status: SUCCESS }));
-    const created = await t.post('/v1/metrics/createBundleUpload', { repo, orgUrlSlug: 'acme' }, token);
+    const created = await t.post('/v1/metrics/createBundleUpload', { repo, orgUrlSlug: 'acme' }, t.orgToken);
     const res = await putBundle(
       t,
       created.json().url,

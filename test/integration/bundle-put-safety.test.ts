@@ -5,22 +5,17 @@
 // own, not the request thread, once its body has all arrived.
 import { PassThrough } from 'node:stream';
 import { threadId } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createToken, revokeToken } from '../../src/app/tokens.ts';
 import { bundleDecodeStats } from '../../src/http/routes/metrics/raw-routes.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { bundleClaimed, storedTestNames, uploadCount } from '../support/reads.ts';
 import { putBundle, tenantBundle } from '../support/seed.ts';
 import { junitXml } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 describe('PUT /v1/metrics/bundle-uploads/:id safety', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   const stats = () => {
     const s = bundleDecodeStats(t.app);
@@ -28,7 +23,7 @@ describe('PUT /v1/metrics/bundle-uploads/:id safety', () => {
     return { ...s };
   };
 
-  async function signedUrl(as = token): Promise<string> {
+  async function signedUrl(as = t.orgToken): Promise<string> {
     const res = await t.post('/v1/metrics/createBundleUpload', { repo: REPO, orgUrlSlug: 'acme' }, as);
     expect(res.statusCode, res.body).toBe(200);
     return res.json().url;
@@ -38,32 +33,21 @@ describe('PUT /v1/metrics/bundle-uploads/:id safety', () => {
 
   /** Whether a PUT holds the URL's claim now. */
   async function claimed(url: URL): Promise<boolean> {
-    const id = url.pathname.split('/').pop() as string;
-    const row = await t.db.database.db
-      .selectFrom('bundle_uploads')
-      .select('consumed_at')
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row?.consumed_at != null;
-  }
-
-  async function count(table: 'uploads' | 'test_cases'): Promise<number> {
-    const rows = await t.db.database.db.selectFrom(table).select('id').execute();
-    return rows.length;
+    return bundleClaimed(t, url.pathname.split('/').pop() as string);
   }
 
   it('refuses the PUT of a URL whose token was revoked with 401, before decoding, and stores nothing', async () => {
     const issued = await createToken(t.db.database.db, { orgSlug: 'acme', name: 'ci', now: Date.now() });
     const url = await signedUrl(issued.token);
     await revokeToken(t.db.database.db, issued.id, Date.now());
-    const [uploads, tests, before] = [await count('uploads'), await count('test_cases'), stats()];
+    const [uploads, tests, before] = [await uploadCount(t), (await storedTestNames(t)).length, stats()];
     const res = await putBundle(t, url, await bundle('revoked_test'));
     expect(res.statusCode, res.body).toBe(401);
     expect(res.json().error.code).toBe('INVALID_TOKEN');
     expect(res.json().error.message).toMatch(/token that created this upload URL has been revoked/);
     expect(stats().decodes).toBe(before.decodes);
-    expect(await count('uploads')).toBe(uploads);
-    expect(await count('test_cases')).toBe(tests);
+    expect(await uploadCount(t)).toBe(uploads);
+    expect((await storedTestNames(t)).length).toBe(tests);
   });
 
   it('answers a repeated PUT with the first upload’s result, marked duplicate, without decoding it again', async () => {

@@ -2,24 +2,17 @@
 // monitor that flags BROKEN a test failing 4 times within an hour, while a repository that existed
 // before that default (migration 0019) keeps the settings it had: pass-on-retry alone.
 import { Migrator } from 'kysely/migration';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const OLD = { host: 'github.com', owner: 'acme', name: 'old' };
 const NEW = { host: 'github.com', owner: 'acme', name: 'new' };
 
 describe('the default broken-test monitor', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   const report = junitXml([
     { name: 'charges the card', fail: 'AssertionError: expected 200, got 500' },
@@ -27,7 +20,7 @@ describe('the default broken-test monitor', () => {
   ]);
   const uploadFailing = async (repo: typeof OLD, n: number, branch = 'main') => {
     for (let i = 0; i < n; i++) {
-      const res = await upload(t, token, [{ name: 'r.xml', content: report }], {
+      const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: report }], {
         repo,
         branch,
         sha: `c0ffee0${i}`,
@@ -40,7 +33,7 @@ describe('the default broken-test monitor', () => {
     const res = await t.post(
       '/v1/flaky-tests/list-unhealthy-tests',
       { repo, org_url_slug: 'acme', status, page_query: { page_size: 100 } },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
     return res.json().tests as {
@@ -53,7 +46,7 @@ describe('the default broken-test monitor', () => {
     const res = await t.post(
       '/v1/flaky-tests/get-repository-settings',
       { repo, org_url_slug: 'acme' },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
     return res.json().settings.monitors as { failure_count: { id: string }[] };
@@ -114,7 +107,7 @@ describe('the default broken-test monitor', () => {
     const res = await t.post(
       '/v1/flaky-tests/update-repository-settings',
       { repo: NEW, org_url_slug: 'acme', settings: { monitors: { failure_count: [] } } },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
     expect(await unhealthy(NEW, 'BROKEN')).toEqual([]);

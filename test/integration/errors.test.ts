@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, REPO } from '../support/app.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('the error envelope', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_BODY_LIMIT: '2048' });
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ env: { MAINLINE_BODY_LIMIT: '2048' } });
 
   it('names every bad field with its JSON path and what was expected', async () => {
     const res = await t.post(
       '/v1/repositories/list',
       { page_query: { page_size: 0, page_token: 7 }, org_url_slug: '' },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(400);
     const { error } = res.json();
@@ -41,14 +35,14 @@ describe('the error envelope', () => {
   });
 
   it('names each missing required field', async () => {
-    const res = await t.post('/v1/repositories/get', { repo: { host: 'github.com' } }, token);
+    const res = await t.post('/v1/repositories/get', { repo: { host: 'github.com' } }, t.orgToken);
     expect(res.statusCode).toBe(400);
     const paths = res.json().error.details.map((d: { path: string }) => d.path);
     expect(paths).toEqual(expect.arrayContaining(['$.repo.owner', '$.repo.name']));
   });
 
   it('does not coerce a numeric string into an integer', async () => {
-    const res = await t.post('/v1/repositories/list', { page_query: { page_size: '3' } }, token);
+    const res = await t.post('/v1/repositories/list', { page_query: { page_size: '3' } }, t.orgToken);
     expect(res.statusCode).toBe(400);
     expect(res.json().error.details[0]).toMatchObject({
       path: '$.page_query.page_size',
@@ -60,7 +54,7 @@ describe('the error envelope', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/repositories/get',
-      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
       payload: '{"repo": {"host": ',
     });
     expect(res.statusCode).toBe(400);
@@ -71,7 +65,7 @@ describe('the error envelope', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/repositories/get',
-      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
       payload: '',
     });
     expect(res.statusCode).toBe(400);
@@ -79,7 +73,7 @@ describe('the error envelope', () => {
   });
 
   it('answers a JSON array or string body with 400 saying a JSON object is needed', async () => {
-    const res = await t.post('/v1/repositories/get', ['repo'], token);
+    const res = await t.post('/v1/repositories/get', ['repo'], t.orgToken);
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatchObject({
       code: 'VALIDATION_FAILED',
@@ -92,7 +86,7 @@ describe('the error envelope', () => {
       const res = await t.app.inject({
         method: 'POST',
         url: '/v1/repositories/get',
-        headers: { 'content-type': type, 'x-api-token': token },
+        headers: { 'content-type': type, 'x-api-token': t.orgToken },
         payload: 'repo=web',
       });
       expect(res.statusCode).toBe(415);
@@ -101,7 +95,7 @@ describe('the error envelope', () => {
   });
 
   it('answers a body over the limit with 413', async () => {
-    const res = await t.post('/v1/repositories/get', { repo: REPO, padding: 'x'.repeat(4000) }, token);
+    const res = await t.post('/v1/repositories/get', { repo: REPO, padding: 'x'.repeat(4000) }, t.orgToken);
     expect(res.statusCode).toBe(413);
     expect(res.json().error).toMatchObject({
       code: 'PAYLOAD_TOO_LARGE',
@@ -110,7 +104,7 @@ describe('the error envelope', () => {
   });
 
   it('answers an unknown route with 404 ROUTE_NOT_FOUND in the envelope', async () => {
-    const res = await t.post('/v1/no-such-endpoint', {}, token);
+    const res = await t.post('/v1/no-such-endpoint', {}, t.orgToken);
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('ROUTE_NOT_FOUND');
   });
@@ -146,15 +140,10 @@ describe('the error envelope', () => {
 });
 
 describe('rate limiting per token', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await buildTestApp(
-      { MAINLINE_RATE_LIMIT: '1', MAINLINE_RATE_LIMIT_BURST: '3' },
-      { now: () => 1_000_000 },
-    );
+  const t = useTestApp({
+    env: { MAINLINE_RATE_LIMIT: '1', MAINLINE_RATE_LIMIT_BURST: '3' },
+    now: () => 1_000_000,
   });
-  afterAll(() => t.close());
 
   it('answers 429 with Retry-After once a token’s burst is spent, and leaves other tokens alone', async () => {
     const busy = await t.token('acme');

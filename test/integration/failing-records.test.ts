@@ -1,16 +1,14 @@
 // list-failing-tests reads the rates and failure groups of a whole page at once; each record must
 // still be its own test's: the same as get-test-details answers for that test.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
-let t: TestApp;
-let token: string;
+const t = useTestApp();
 const scope = { repo: REPO, org_url_slug: 'acme' };
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  token = await t.token('acme');
   // a fails once in two runs, b twice in three (two different failures), c never; d fails once.
   const runs: { name: string; fail?: string | false }[][] = [
     [{ name: 'a', fail: 'boom at 1' }, { name: 'b', fail: 'timeout 5000 ms' }, { name: 'c' }, { name: 'd' }],
@@ -18,14 +16,13 @@ beforeAll(async () => {
     [{ name: 'b' }, { name: 'c' }, { name: 'd', fail: 'boom at 7' }],
   ];
   for (const [i, cases] of runs.entries()) {
-    const res = await upload(t, token, [{ name: 'r.xml', content: junitXml(cases) }], {
+    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: junitXml(cases) }], {
       sha: `c${i}`,
       branch: 'main',
     });
     expect(res.statusCode).toBe(200);
   }
 });
-afterAll(() => t.close());
 
 describe('list-failing-tests records', () => {
   it('are each test’s own rates and failure groups, as get-test-details answers them', async () => {
@@ -38,7 +35,7 @@ describe('list-failing-tests records', () => {
         end_time: new Date(now + 60_000).toISOString(),
         page_query: { page_size: 10 },
       },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
     const tests = res.json().tests as {
@@ -58,7 +55,7 @@ describe('list-failing-tests records', () => {
       const details = await t.post(
         '/v1/flaky-tests/get-test-details',
         { ...scope, test_id: listed.id },
-        token,
+        t.orgToken,
       );
       expect(details.statusCode).toBe(200);
       const own = details.json().test;

@@ -92,6 +92,7 @@ describe('failure texts', () => {
       '0022_queue_rows',
       '0023_ingest_costs',
       '0027_queue_chart_hours',
+      '0028_duration_means',
     ]);
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);
@@ -108,7 +109,7 @@ describe('failure texts and branch names with characters JSON escapes', () => {
   afterAll(() => t.close());
 
   it('stores texts with quotes, backslashes and escapes as sent, and a lone surrogate as one U+FFFD', async () => {
-    // PostgreSQL receives bulk rows as JSON (store/db.ts): what JSON escapes must come back as it was.
+    // PostgreSQL receives bulk rows as JSON (db/bulk.ts): what JSON escapes must come back as it was.
     const odd = 'expected "a\\b" got \'c\'\\ud800 \\\\u0041 tab\there 🙂 {"json": [1, 2]}';
     const res = await upload(
       t,

@@ -1,33 +1,30 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const names = Array.from({ length: 25 }, (_, i) => `test_${String(i).padStart(2, '0')}`);
 
 describe('paging through unhealthy tests', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const scope = { repo: REPO, org_url_slug: 'acme' };
-  const page = (page_query: object, status = 'FLAKY', tok = token) =>
+  const page = (page_query: object, status = 'FLAKY', tok = t.orgToken) =>
     t.post('/v1/flaky-tests/list-unhealthy-tests', { ...scope, status, page_query }, tok);
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
     // Every test fails then passes on one commit of PR 1: all 25 are FLAKY with one PR impacted.
     await upload(
       t,
-      token,
+      t.orgToken,
       [{ name: 'a.xml', content: junitXml(names.map((name) => ({ name, fail: 'boom' }))) }],
       { sha: 's1', pr: 1, branch: 'pr-1' },
     );
-    await upload(t, token, [{ name: 'a.xml', content: junitXml(names.map((name) => ({ name }))) }], {
+    await upload(t, t.orgToken, [{ name: 'a.xml', content: junitXml(names.map((name) => ({ name }))) }], {
       sha: 's1',
       pr: 1,
       branch: 'pr-1',
     });
   });
-  afterAll(() => t.close());
 
   it('walks next_page_token over every test exactly once, even while uploads reorder the list', async () => {
     const seen: string[] = [];
@@ -43,7 +40,7 @@ describe('paging through unhealthy tests', () => {
       const tail = names.slice(-3 - pages * 3);
       await upload(
         t,
-        token,
+        t.orgToken,
         [{ name: 'b.xml', content: junitXml(tail.map((name) => ({ name, fail: 'boom' }))) }],
         { sha: `p${pages}`, pr: 100 + pages, branch: `pr-${100 + pages}` },
       );
@@ -80,7 +77,9 @@ describe('paging through unhealthy tests', () => {
     const a = (await page({ page_size: 10 })).json().page.next_page_token;
     const b = (await page({ page_size: 10 })).json().page.next_page_token;
     expect(b).toBe(a);
-    await upload(t, token, [{ name: 'c.xml', content: junitXml([{ name: 'test_00' }]) }], { sha: 'later' });
+    await upload(t, t.orgToken, [{ name: 'c.xml', content: junitXml([{ name: 'test_00' }]) }], {
+      sha: 'later',
+    });
     const c = (await page({ page_size: 10 })).json().page.next_page_token;
     expect(c).not.toBe(a);
   });
@@ -94,13 +93,13 @@ describe('paging through unhealthy tests', () => {
     const linked = await t.post(
       '/v1/flaky-tests/link-ticket-to-test-case',
       { repo: REPO, test_case_id: before.id, external_ticket_id: 'KAN-7' },
-      token,
+      t.orgToken,
     );
     expect(linked.statusCode).toBe(200);
     const override = await t.post(
       '/v1/flaky-tests/set-quarantine-override',
       { repo: REPO, org_url_slug: 'acme', test_id: before.id, setting: 'NEVER_QUARANTINE' },
-      token,
+      t.orgToken,
     );
     expect(override.statusCode).toBe(200);
     const after = (await again()).json().tests[0];
@@ -111,7 +110,7 @@ describe('paging through unhealthy tests', () => {
     await t.post(
       '/v1/flaky-tests/set-quarantine-override',
       { repo: REPO, org_url_slug: 'acme', test_id: before.id, setting: 'AUTO' },
-      token,
+      t.orgToken,
     );
     expect((await again()).json().tests[0].quarantined).toBe(true);
   });
@@ -122,7 +121,7 @@ describe('paging through unhealthy tests', () => {
         await t.post(
           '/v1/flaky-tests/list-quarantined-tests',
           { ...scope, page_query: { page_size: 100 } },
-          token,
+          t.orgToken,
         )
       ).json() as { quarantined_tests: { test_case_id: string; quarantine_setting: string }[] };
     const before = await read();
@@ -133,7 +132,7 @@ describe('paging through unhealthy tests', () => {
       t.post(
         '/v1/flaky-tests/set-quarantine-override',
         { repo: REPO, org_url_slug: 'acme', test_id: id, setting },
-        token,
+        t.orgToken,
       );
     expect((await set('NEVER_QUARANTINE')).statusCode).toBe(200);
     const lifted = await read();
@@ -176,7 +175,7 @@ describe('paging through unhealthy tests', () => {
     const quarantined = await t.post(
       '/v1/flaky-tests/list-quarantined-tests',
       { ...scope, page_query: { page_size: 10, page_token: next } },
-      token,
+      t.orgToken,
     );
     expect(quarantined.statusCode).toBe(400);
   });
@@ -189,7 +188,7 @@ describe('paging through unhealthy tests', () => {
         await t.post(
           '/v1/flaky-tests/list-quarantined-tests',
           { ...scope, page_query: { page_size: 7, page_token: next } },
-          token,
+          t.orgToken,
         )
       ).json();
       seen.push(...body.quarantined_tests.map((x: { name: string }) => x.name));
@@ -207,13 +206,13 @@ describe('paging through unhealthy tests', () => {
         status: 'FLAKY',
         page_query: { page_size: 1 },
       },
-      token,
+      t.orgToken,
     );
     expect(res.json().error.code).toBe('REPO_NOT_FOUND');
     const org = await t.post(
       '/v1/flaky-tests/list-unhealthy-tests',
       { ...scope, org_url_slug: 'other', status: 'FLAKY', page_query: { page_size: 1 } },
-      token,
+      t.orgToken,
     );
     expect(org.json().error.code).toBe('ORG_NOT_FOUND');
   });

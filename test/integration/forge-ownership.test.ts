@@ -10,6 +10,7 @@ import {
 } from '../support/github-sim/index.ts';
 import { runCli } from '../support/process.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
+import { queueId } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const { owner, name } = GH_REPO;
@@ -17,14 +18,8 @@ const GITLAB = { host: 'gitlab.example.com', owner, name };
 
 /** The queue state of an organization's repository, read from the database (the API may refuse it). */
 async function queuedPrs(s: GitHubScenario, orgSlug: string): Promise<number[]> {
-  const row = await s.t.db.database.db
-    .selectFrom('merge_queues')
-    .innerJoin('repositories', 'repositories.id', 'merge_queues.repo_id')
-    .innerJoin('organizations', 'organizations.id', 'repositories.org_id')
-    .select('merge_queues.id')
-    .where('organizations.slug', '=', orgSlug)
-    .executeTakeFirstOrThrow();
-  return Object.keys((await storedQueueState(s.t.db.database.db, row.id)).prs).map(Number);
+  const id = await queueId(s.t, orgSlug);
+  return Object.keys((await storedQueueState(s.t.db.database.db, id)).prs).map(Number);
 }
 
 describe('forge ownership: an organization acts only on the GitHub accounts it was granted', () => {

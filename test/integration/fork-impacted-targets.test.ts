@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { revokeOwner } from '../../src/app/forge-grants.ts';
 import { GH_REPO, GitHubScenario } from '../support/github-scenario.ts';
+import { impactedTargetRows } from '../support/reads.ts';
 
 const { owner, name } = GH_REPO;
 const FORK = 'contributor/widgets';
@@ -56,13 +57,6 @@ function upload(
   );
 }
 
-async function stored(scenario: GitHubScenario) {
-  return scenario.t.db.database.db
-    .selectFrom('impacted_targets')
-    .select(['pr_number', 'head_sha', 'targets'])
-    .execute();
-}
-
 function expectRefused(res: { statusCode: number; json(): unknown; body: string }, message: RegExp) {
   expect(res.statusCode, res.body).toBe(401);
   const error = (res.json() as { error: { code: string; message: string } }).error;
@@ -79,7 +73,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
       const res = await upload(s, pr, pr.runId);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({});
-      expect(await stored(s)).toEqual([
+      expect(await impactedTargetRows(s.t)).toEqual([
         { pr_number: pr.number, head_sha: pr.sha, targets: JSON.stringify(['//docs:all']) },
       ]);
       // GitHub was asked about the run and about the PR's head, at every call (nothing is cached).
@@ -97,7 +91,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
     const elsewhere = await s.sim.startWorkflowRun(owner, 'other', { headSha: 'main', headRepository: FORK });
     expectRefused(await upload(s, pr, elsewhere), /GitHub has no Actions run \d+ in acme\/widgets/);
     expectRefused(await upload(s, pr, 987654321), /GitHub has no Actions run 987654321 in acme\/widgets/);
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 
   it('refuses a run at another head than pr.sha, and a pr.sha that is no longer the PR head', async () => {
@@ -112,7 +106,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
       await upload(s, pr, pr.runId),
       new RegExp(`pull request #${pr.number}'s head on GitHub is ${newHead}, not ${pr.sha}`),
     );
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 
   it('refuses a push run, a run of the repository itself, a finished run and one started over 6 hours ago', async () => {
@@ -132,7 +126,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
     // The run that was fine becomes refused once it completes.
     s.sim.completeWorkflowRun(owner, name, pr.runId);
     expectRefused(await upload(s, pr, pr.runId), /has completed/);
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 
   it('refuses when the queue knows the PR at another head', async () => {
@@ -151,7 +145,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
       await upload(s, { number: pr.number, sha: other }, runId),
       new RegExp(`#${pr.number} is in the queue at head ${pr.sha}`),
     );
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 
   it('GitHub refusing the server (no Actions: read) is a 503 saying so, and the same run works once allowed', async () => {
@@ -162,7 +156,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
     expect(res.statusCode, res.body).toBe(503);
     expect(res.json().error.code).toBe('SERVICE_UNAVAILABLE');
     expect(res.json().error.message).toMatch(/Actions: read/);
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
     expect((await upload(s, pr, pr.runId)).statusCode).toBe(200);
   });
 
@@ -175,7 +169,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
     expectRefused(res, /whose owner the operator granted to an organization, and that has a merge queue/);
     // The same answer as for a granted repository without a queue: nobody learns who uses the server.
     expect(s.sim.requests.length).toBe(before);
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 
   it('refuses a repository with no queue for the branch, and a repository off the GitHub host', async () => {
@@ -205,7 +199,7 @@ describe('setImpactedTargets from a fork pull request (x-forked-workflow-run-id)
       { [HEADER]: String(pr.runId) },
     );
     expectRefused(gitlab, /only for a repository on github\.com/);
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 
   it('the run id stands in for a token on setImpactedTargets only: every other endpoint answers 401', async () => {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
 import { listenOnLoopback, type RawResponse, rawRequest } from '../support/raw-http.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /**
  * Errors raised by the framework or by Node's HTTP parser, before or around the routes, answered
@@ -22,9 +23,8 @@ function expectEnvelope(res: RawResponse, status: number, code: string): { code:
 }
 
 describe('framework errors through a real server', () => {
-  let t: TestApp;
+  const t = useTestApp({ env: { MAINLINE_BODY_LIMIT: '2048', MAINLINE_REQUEST_TIMEOUT: '1' } });
   let port: number;
-  let token: string;
 
   const post = (path: string, headers: string[], body: string) =>
     rawRequest(
@@ -41,11 +41,8 @@ describe('framework errors through a real server', () => {
     );
 
   beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_BODY_LIMIT: '2048', MAINLINE_REQUEST_TIMEOUT: '1' });
-    token = await t.token('acme');
     port = await listenOnLoopback(t.app);
   });
-  afterAll(() => t.close());
 
   it('answers headers larger than Node reads with 431 REQUEST_HEADERS_TOO_LARGE in the envelope', async () => {
     const res = await rawRequest(
@@ -82,7 +79,7 @@ describe('framework errors through a real server', () => {
         'Host: 127.0.0.1',
         'Content-Type: application/json',
         'Content-Length: 100',
-        `x-api-token: ${token}`,
+        `x-api-token: ${t.orgToken}`,
         'x-request-id: stalled-body-1',
         '',
         '{"repo": ',
@@ -104,7 +101,7 @@ describe('framework errors through a real server', () => {
     const body = JSON.stringify({ repo: REPO, padding: 'x'.repeat(4000) });
     const res = await post(
       '/v1/repositories/get',
-      ['Content-Type: application/json', `x-api-token: ${token}`],
+      ['Content-Type: application/json', `x-api-token: ${t.orgToken}`],
       body,
     );
     expect(expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE').message).toContain('2048 bytes');
@@ -113,7 +110,7 @@ describe('framework errors through a real server', () => {
   it('answers a body that is not JSON with 415 in the envelope', async () => {
     const res = await post(
       '/v1/repositories/get',
-      ['Content-Type: text/xml', `x-api-token: ${token}`],
+      ['Content-Type: text/xml', `x-api-token: ${t.orgToken}`],
       '<repo/>',
     );
     expectEnvelope(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
@@ -122,7 +119,7 @@ describe('framework errors through a real server', () => {
   it('answers malformed JSON with 400 INVALID_JSON in the envelope', async () => {
     const res = await post(
       '/v1/repositories/get',
-      ['Content-Type: application/json', `x-api-token: ${token}`],
+      ['Content-Type: application/json', `x-api-token: ${t.orgToken}`],
       '{"repo": {',
     );
     expectEnvelope(res, 400, 'INVALID_JSON');
@@ -139,7 +136,7 @@ describe('framework errors through a real server', () => {
   it('answers an unknown path with 404 ROUTE_NOT_FOUND in the envelope', async () => {
     const res = await post(
       '/v1/no-such-endpoint',
-      ['Content-Type: application/json', `x-api-token: ${token}`],
+      ['Content-Type: application/json', `x-api-token: ${t.orgToken}`],
       '{}',
     );
     expectEnvelope(res, 404, 'ROUTE_NOT_FOUND');
@@ -195,7 +192,7 @@ describe('framework errors through a real server', () => {
     }
     // HEAD too, and signed in (a token is no session) or not.
     expect((await get('/favicon.ico', 'HEAD')).status).toBe(404);
-    expect((await get('/favicon.ico', 'GET', [`x-api-token: ${token}`])).status).toBe(404);
+    expect((await get('/favicon.ico', 'GET', [`x-api-token: ${t.orgToken}`])).status).toBe(404);
   });
 
   it('answers another method on a path that is no page with 404, and on a page with 405 and Allow', async () => {

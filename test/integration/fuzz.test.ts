@@ -15,6 +15,7 @@ import {
 } from '../support/routes.ts';
 import { seedTenants, type Tenants } from '../support/seed.ts';
 import { multipart } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /**
  * Property-based fuzzing of every endpoint, generated from the app itself: JSON bodies from each
@@ -781,17 +782,13 @@ describe('fuzzing every endpoint', () => {
 });
 
 describe('raw HTTP on a listening socket', () => {
-  let s: Awaited<ReturnType<typeof buildTestApp>>;
+  const s = useTestApp();
   let port: number;
-  let token: string;
 
   beforeAll(async () => {
-    s = await buildTestApp();
-    token = await s.token('acme');
     await s.app.listen({ host: '127.0.0.1', port: 0 });
     port = (s.app.server.address() as AddressInfo).port;
   });
-  afterAll(() => s.close());
 
   function request(headers: Record<string, string>, body = '{}'): Promise<{ status: number; body: string }> {
     return withTimeout(
@@ -816,15 +813,15 @@ describe('raw HTTP on a listening socket', () => {
   it('refuses huge headers with 431 and keeps serving', async () => {
     const huge = await request({
       'content-type': 'application/json',
-      'x-api-token': token,
+      'x-api-token': s.orgToken,
       'x-junk': 'x'.repeat(100_000),
     });
     expect(huge.status).toBe(431);
-    const many: Record<string, string> = { 'content-type': 'application/json', 'x-api-token': token };
+    const many: Record<string, string> = { 'content-type': 'application/json', 'x-api-token': s.orgToken };
     for (let i = 0; i < 2000; i++) many[`x-h-${i}`] = 'yyyyyyyy';
     expect((await request(many)).status).toBe(431);
     const ok = await request(
-      { 'content-type': 'application/json', 'x-api-token': token },
+      { 'content-type': 'application/json', 'x-api-token': s.orgToken },
       '{"page_query":{"page_size":1}}',
     );
     expect(ok.status).toBe(200);
@@ -845,17 +842,14 @@ describe('raw HTTP on a listening socket', () => {
 
 describe('GitHub webhook deliveries on a server with GitHub configured', () => {
   const SECRET = 'fuzz-webhook-secret';
-  let t: Awaited<ReturnType<typeof buildTestApp>>;
-
-  beforeAll(async () => {
-    // Repositories on 127.0.0.1 would go to "GitHub" at a closed loopback port; none are used here.
-    t = await buildTestApp({
+  // Repositories on 127.0.0.1 would go to "GitHub" at a closed loopback port; none are used here.
+  const t = useTestApp({
+    env: {
       MAINLINE_GITHUB_TOKEN: 'ghp_fuzz',
       MAINLINE_GITHUB_WEBHOOK_SECRET: SECRET,
       MAINLINE_GITHUB_API_URL: 'http://127.0.0.1:9/api/v3',
-    });
+    },
   });
-  afterAll(() => t.close());
 
   it('POST /webhooks/github: a signed delivery whose JSON is not an object gets 400 INVALID_JSON, not a 500', async () => {
     for (const body of ['null', '[]', '1', '"push"']) {

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMENT_MARKER } from '../../src/forge/github/index.ts';
 import { GH_REPO, GitHubScenario } from '../support/github-scenario.ts';
+import { forgeDeliveryRows } from '../support/reads.ts';
 
 const { owner, name } = GH_REPO;
 const LABEL = 'ready-to-merge';
@@ -56,7 +57,7 @@ describe('GitHub labels drive and show the merge queue', () => {
       expect((await s.sim.pullRequest(owner, name, n)).merged).toBe(true);
       expect(stateLabels(n)).toEqual(['mainline:merged']);
       // The queue's own label changes came back as webhooks, and none of them moved the queue.
-      const outcomes = await s.t.db.database.db.selectFrom('github_deliveries').select('outcome').execute();
+      const outcomes = await forgeDeliveryRows(s.t);
       expect(outcomes.map((o) => o.outcome).filter((o) => o?.includes('submitted'))).toHaveLength(1);
     },
   );

@@ -3,6 +3,7 @@ import { COMMENT_MARKER, STATUS_CONTEXT } from '../../src/forge/github/index.ts'
 import { GH_REPO, GitHubScenario, SECRET } from '../support/github-scenario.ts';
 import { signWebhook } from '../support/github-sim/index.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
+import { forgeDeliveryRows } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const { owner, name } = GH_REPO;
@@ -80,12 +81,11 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
 
   it('a badly signed or unsigned delivery is refused and changes nothing; a replayed delivery is ignored', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off' });
-    const number = await s.sim.openPullRequest(owner, name, {
+    const number = await s.openGreenPr({
       head: 'feature',
       title: 'Add feature',
       files: { 'feature.txt': 'new\n' },
     });
-    await s.headGreen(number);
     await s.deliver();
     const before = await s.deliveriesStored();
     const payload = {
@@ -115,11 +115,8 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
     const again = await s.sim.redeliver(original.id);
     expect(again.status).toBe(202);
     expect(await s.deliveriesStored()).toBe(stored);
-    const row = await s.t.db.database.db
-      .selectFrom('github_deliveries')
-      .selectAll()
-      .where('id', '=', original.id)
-      .executeTakeFirstOrThrow();
+    const row = (await forgeDeliveryRows(s.t)).find((d) => d.id === original.id);
+    if (row === undefined) throw new Error('the delivery was not recorded');
     expect(row.attempts).toBe(1);
     expect(row.outcome).toMatch(/mainline merge on #/);
     // The same body signed with the configured secret is accepted and stored.
@@ -130,24 +127,21 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
 
   it('new commits on a queued PR restart its tests; closing it or /mainline cancel takes it out', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off' });
-    const one = await s.sim.openPullRequest(owner, name, {
+    const one = await s.openGreenPr({
       head: 'one',
       title: 'One',
       files: { '1.txt': '1\n' },
     });
-    await s.headGreen(one);
-    const two = await s.sim.openPullRequest(owner, name, {
+    const two = await s.openGreenPr({
       head: 'two',
       title: 'Two',
       files: { '2.txt': '2\n' },
     });
-    await s.headGreen(two);
-    const three = await s.sim.openPullRequest(owner, name, {
+    const three = await s.openGreenPr({
       head: 'three',
       title: 'Three',
       files: { '3.txt': '3\n' },
     });
-    await s.headGreen(three);
     for (const n of [one, two, three]) await s.sim.comment(owner, name, n, '/mainline merge', 'octocat');
     await s.settle();
     expect((await s.pr(one)).state).toBe('testing');
@@ -166,12 +160,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
 
   it('rate limits and transient GitHub failures delay actions but never lose or repeat them', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off' });
-    const number = await s.sim.openPullRequest(owner, name, {
-      head: 'f',
-      title: 'F',
-      files: { 'f.txt': 'f\n' },
-    });
-    await s.headGreen(number);
+    const number = await s.openGreenPr();
     // The first comment post fails (5xx), the first test-branch merge hits a secondary rate limit.
     s.sim.faults.fail('POST', `/repos/${owner}/${name}/issues/*/comments`, 502);
     s.sim.faults.inject({
@@ -205,12 +194,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
 
   it('a push to the target branch from outside the queue rebuilds the test branch on the new head', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off' });
-    const number = await s.sim.openPullRequest(owner, name, {
-      head: 'f',
-      title: 'F',
-      files: { 'f.txt': 'f\n' },
-    });
-    await s.headGreen(number);
+    const number = await s.openGreenPr();
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     const before = (await s.runsInProgress())[0]!;
@@ -225,12 +209,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
 
   it('a push to the target after the run passed but before the merge: the PR is tested again, not merged onto it', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off' });
-    const number = await s.sim.openPullRequest(owner, name, {
-      head: 'f',
-      title: 'F',
-      files: { 'f.txt': 'f\n' },
-    });
-    await s.headGreen(number);
+    const number = await s.openGreenPr();
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     const first = (await s.runsInProgress())[0]!;
@@ -258,12 +237,7 @@ describe('the merge queue on GitHub (simulated over HTTP, real git behind it)', 
 
   it('commands are ignored when the queue turns them off', async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off', commandsEnabled: false });
-    const number = await s.sim.openPullRequest(owner, name, {
-      head: 'f',
-      title: 'F',
-      files: { 'f.txt': 'f\n' },
-    });
-    await s.headGreen(number);
+    const number = await s.openGreenPr();
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     expect((await s.pr(number)).error?.code).toBe('PR_NOT_FOUND');
@@ -290,12 +264,7 @@ describe('flake protection on GitHub', () => {
       );
       expect(res.statusCode, res.body).toBe(200);
     }
-    const number = await s.sim.openPullRequest(owner, name, {
-      head: 'f',
-      title: 'F',
-      files: { 'f.txt': 'f\n' },
-    });
-    await s.headGreen(number);
+    const number = await s.openGreenPr();
     await s.sim.comment(owner, name, number, '/mainline merge', 'octocat');
     await s.settle();
     const run = (await s.runsInProgress())[0]!;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runHealthSweep } from '../../src/runner/health-sweep.ts';
+import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 import { junitXml, upload } from '../support/upload.ts';
@@ -178,7 +178,12 @@ describe('a scripted history seen through the flaky-tests endpoints', () => {
   it('a quiet recovery period → HEALTHY again at the periodic pass, and out of quarantine', async () => {
     const [flaky] = await unhealthy('FLAKY');
     clock += 8 * DAY;
-    const report = await runHealthSweep({ db: t.db.database.db, config: t.config, now: () => clock });
+    const report = await runHealthSweep({
+      db: t.db.database.db,
+      config: t.config,
+      now: () => clock,
+      caches: t.caches,
+    });
     expect(report.statusChanges).toBeGreaterThanOrEqual(1);
     expect(await unhealthy('FLAKY')).toEqual([]);
     expect((await quarantined()).map((q) => q.name)).toEqual([]);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
 import {
   buildTar,
   concat,
@@ -18,9 +18,11 @@ import {
   tarHeader,
   zstdStored,
 } from '../support/bundles.ts';
+import { storedTestNames } from '../support/reads.ts';
 import { listRoutes, openApiOperations, routeKey } from '../support/routes.ts';
 import { bundleMeta, putBundle } from '../support/seed.ts';
 import { junitXml, multipart, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /**
  * Hostile input at the HTTP level: what test/unit/junit-limits.test.ts and bundle-hostile.test.ts
@@ -40,14 +42,11 @@ async function timed<T>(p: Promise<T>): Promise<{ value: T; ms: number }> {
 }
 
 describe('hostile JUnit files through POST /v1/test-results/upload', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp({ env: { MAINLINE_MAX_FILE_BYTES: String(3 * MiB) } });
   let listener: http.Server;
   let contacted = 0;
 
   beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_MAX_FILE_BYTES: String(3 * MiB) });
-    token = await t.token('acme');
     // Where an external entity would point: the parser must never fetch it.
     listener = http.createServer((_req, res) => {
       contacted += 1;
@@ -55,10 +54,7 @@ describe('hostile JUnit files through POST /v1/test-results/upload', () => {
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   });
-  afterAll(async () => {
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-    await t.close();
-  });
+  afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())));
 
   /** Uploads the hostile file next to a good one: the hostile one fails alone, the good one is ingested. */
   async function hostile(
@@ -66,7 +62,7 @@ describe('hostile JUnit files through POST /v1/test-results/upload', () => {
     content: Buffer | string,
   ): Promise<{ bad: FileResult; body: string; ms: number }> {
     const { value: res, ms } = await timed(
-      upload(t, token, [
+      upload(t, t.orgToken, [
         { name, content },
         { name: 'good.xml', content: GOOD },
       ]),
@@ -142,12 +138,14 @@ describe('hostile JUnit files through POST /v1/test-results/upload', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/test-results/upload',
-      headers: { 'content-type': many.contentType, 'x-api-token': token },
+      headers: { 'content-type': many.contentType, 'x-api-token': t.orgToken },
       payload: many.payload,
     });
     expect(res.statusCode).toBe(413);
     expect(res.json().error.code).toBe('PAYLOAD_TOO_LARGE');
-    const big = await upload(t, token, [{ name: 'a.xml', content: GOOD }], { branch: 'x'.repeat(3 * MiB) });
+    const big = await upload(t, t.orgToken, [{ name: 'a.xml', content: GOOD }], {
+      branch: 'x'.repeat(3 * MiB),
+    });
     expect(big.statusCode).toBe(400);
     expect(big.json().error.code).toMatch(/INVALID_JSON|VALIDATION_FAILED/);
   });
@@ -166,17 +164,14 @@ function zeroEntriesBomb(count: number, size: number, name = (i: number) => `jun
 }
 
 describe('hostile bundles through the signed PUT /v1/metrics/bundle-uploads/:id', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_MAX_FILE_BYTES: String(MiB) });
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ env: { MAINLINE_MAX_FILE_BYTES: String(MiB) } });
 
   async function signedUrl(): Promise<string> {
-    const res = await t.post('/v1/metrics/createBundleUpload', { repo: REPO, orgUrlSlug: 'acme' }, token);
+    const res = await t.post(
+      '/v1/metrics/createBundleUpload',
+      { repo: REPO, orgUrlSlug: 'acme' },
+      t.orgToken,
+    );
     expect(res.statusCode).toBe(200);
     return res.json().url;
   }
@@ -231,31 +226,27 @@ describe('hostile bundles through the signed PUT /v1/metrics/bundle-uploads/:id'
     expect(res.body).not.toContain('root:');
     expect(fs.existsSync(outside)).toBe(false);
     expect(fs.existsSync(path.join(os.tmpdir(), `${marker}.xml`))).toBe(false);
-    const names = (await t.db.database.db.selectFrom('test_cases').select('name').execute()).map(
-      (r) => r.name,
-    );
+    const names = await storedTestNames(t);
     expect(names).toContain('safe_test');
     expect(names).not.toContain('evil_test');
   });
 });
 
 describe('oversized bodies', () => {
-  let t: TestApp;
-  let token: string;
   const LIMIT = 4096;
-  let routes: ReturnType<typeof listRoutes>;
-
-  beforeAll(async () => {
-    t = await buildTestApp({
+  const t = useTestApp({
+    env: {
       MAINLINE_BODY_LIMIT: String(LIMIT),
       MAINLINE_GITHUB_TOKEN: 'ghp_unused',
       MAINLINE_GITHUB_WEBHOOK_SECRET: 'unused-secret',
       MAINLINE_GITHUB_API_URL: 'http://127.0.0.1:9/api/v3',
-    });
-    token = await t.token('acme');
+    },
+  });
+  let routes: ReturnType<typeof listRoutes>;
+
+  beforeAll(() => {
     routes = listRoutes(t.app);
   });
-  afterAll(() => t.close());
 
   it('every JSON endpoint answers a body over MAINLINE_BODY_LIMIT with 413 in the envelope', async () => {
     const json = openApiOperations(t.app).filter((o) => o.body !== undefined);
@@ -265,7 +256,7 @@ describe('oversized bodies', () => {
       const res = await t.app.inject({
         method: op.method as 'POST',
         url: op.url,
-        headers: { 'content-type': 'application/json', 'x-api-token': token },
+        headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
         payload: JSON.stringify({ padding: 'x'.repeat(LIMIT * 2) }),
       });
       if (res.statusCode !== 413 || res.json().error?.code !== 'PAYLOAD_TOO_LARGE')
@@ -309,17 +300,13 @@ describe('oversized bodies', () => {
 });
 
 describe('slow clients on a listening socket', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   let port: number;
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     port = (t.app.server.address() as AddressInfo).port;
   });
-  afterAll(() => t.close());
 
   it('a client sending its body byte by byte is answered once the body is complete', async () => {
     const body = JSON.stringify({ page_query: { page_size: 1 } });
@@ -327,7 +314,7 @@ describe('slow clients on a listening socket', () => {
       'POST /v1/repositories/list HTTP/1.1',
       'Host: 127.0.0.1',
       'Content-Type: application/json',
-      `X-Api-Token: ${token}`,
+      `X-Api-Token: ${t.orgToken}`,
       `Content-Length: ${body.length}`,
       'Connection: close',
       '',
@@ -366,15 +353,10 @@ describe('slow clients on a listening socket', () => {
 });
 
 describe('the rate limit holds', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await buildTestApp(
-      { MAINLINE_RATE_LIMIT: '1', MAINLINE_RATE_LIMIT_BURST: '5' },
-      { now: () => 1_000_000 },
-    );
+  const t = useTestApp({
+    env: { MAINLINE_RATE_LIMIT: '1', MAINLINE_RATE_LIMIT_BURST: '5' },
+    now: () => 1_000_000,
   });
-  afterAll(() => t.close());
 
   it('under a burst of concurrent requests exactly the burst passes; every 429 carries Retry-After', async () => {
     const token = await t.token('acme');

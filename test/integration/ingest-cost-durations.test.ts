@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runHealthSweep } from '../../src/runner/health-sweep.ts';
+import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { durationsByTest, durationTrend } from '../../src/store/durations.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
@@ -155,7 +155,7 @@ describe('durations in the hourly rollups', () => {
 
     // Retention deletes the first upload and takes its durations out.
     clock += 29 * DAY;
-    const swept = await runHealthSweep({ db: db(), config: t.config, now: () => clock });
+    const swept = await runHealthSweep({ db: db(), config: t.config, now: () => clock, caches: t.caches });
     expect(swept.prunedUploads).toBe(1);
     const left = await stored();
     expect(left).toEqual(await recomputed());

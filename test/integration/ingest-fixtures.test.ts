@@ -1,11 +1,12 @@
 import { readdirSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createJunitParser, type JunitAttempt } from '../../src/domain/junit/index.ts';
 import { testCaseId } from '../../src/domain/testid/index.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
 import { buildTar, metaJson, zstdStored } from '../support/bundles.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 import { JUNIT_DIR, junit, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const FIXTURES = readdirSync(JUNIT_DIR).filter((f) => f.endsWith('.xml') && !f.includes('MALFORMED'));
 const validDetailed = trunkValidator('DetailedTest');
@@ -51,18 +52,12 @@ async function checkTests(
 }
 
 describe('every JUnit fixture through POST /v1/test-results/upload', () => {
-  let t: TestApp;
-  let token: string;
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it.each(FIXTURES)('%s yields its test cases, attempts and outcomes', async (file) => {
     const repo = { host: 'github.com', owner: 'acme', name: file.replace(/\.xml$/, '').toLowerCase() };
     const { attempts, tests } = expected(file, `github.com/acme/${repo.name}`);
-    const res = await upload(t, token, [{ name: file, content: junit(file) }], { repo });
+    const res = await upload(t, t.orgToken, [{ name: file, content: junit(file) }], { repo });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.counts).toMatchObject({
@@ -72,11 +67,11 @@ describe('every JUnit fixture through POST /v1/test-results/upload', () => {
       failures: attempts.filter((a) => a.outcome === 'failed').length,
       retries: attempts.filter((a) => a.retryIndex > 0).length,
     });
-    await checkTests(t, token, repo, tests);
+    await checkTests(t, t.orgToken, repo, tests);
   });
 
   it('reports a malformed file with its line and column and still ingests the others', async () => {
-    const res = await upload(t, token, [
+    const res = await upload(t, t.orgToken, [
       { name: 'bad.xml', content: junit('18-web-test-runner-template-MALFORMED.xml') },
       { name: 'good.xml', content: junit('09-pytest-single-line.xml') },
     ]);
@@ -93,20 +88,14 @@ describe('every JUnit fixture through POST /v1/test-results/upload', () => {
 });
 
 describe('every JUnit fixture through the Trunk bundle flow (createBundleUpload + PUT)', () => {
-  let t: TestApp;
-  let token: string;
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   async function putBundle(files: string[], repoName: string) {
     const repo = { host: 'github.com', owner: 'acme', name: repoName };
     const created = await t.post(
       '/v1/metrics/createBundleUpload',
       { repo, orgUrlSlug: 'acme', clientVersion: '0.7.8', remoteUrls: [] },
-      token,
+      t.orgToken,
     );
     expect(created.statusCode).toBe(200);
     const { url, id, idV2, key } = created.json();
@@ -151,7 +140,7 @@ describe('every JUnit fixture through the Trunk bundle flow (createBundleUpload 
     expect(res.statusCode, res.body).toBe(200);
     const { attempts, tests } = expected(file, `github.com/acme/${name}`);
     expect(res.json().counts).toMatchObject({ test_cases: tests.size, attempts: attempts.length });
-    await checkTests(t, token, repo, tests);
+    await checkTests(t, t.orgToken, repo, tests);
   });
 
   it('answers a repeated PUT of the same bundle with the same upload and stores nothing twice', async () => {
@@ -167,7 +156,7 @@ describe('every JUnit fixture through the Trunk bundle flow (createBundleUpload 
     const created = await t.post(
       '/v1/metrics/createBundleUpload',
       { repo: { host: 'github.com', owner: 'acme', name: 'x' }, orgUrlSlug: 'acme' },
-      token,
+      t.orgToken,
     );
     const forged = new URL(created.json().url);
     forged.searchParams.set('expires', String(Number(forged.searchParams.get('expires')) + 1000));
@@ -191,7 +180,7 @@ describe('every JUnit fixture through the Trunk bundle flow (createBundleUpload 
         remoteUrls: [],
         testIdentifiers: [],
       },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ isDisabled: false, testIds: [] });

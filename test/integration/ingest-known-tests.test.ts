@@ -1,16 +1,16 @@
-// A repeated suite's tests are remembered between uploads (src/app/ingest/seen-cache.ts) instead of
+// A repeated suite's tests are remembered between uploads (src/app/ingest/prepare/seen-cache.ts) instead of
 // being looked up again. What a user changes in between — a quarantine override, a flag — must be
 // what the next upload acts on.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seenTestsCache } from '../../src/app/ingest/seen-cache.ts';
+import { describe, expect, it } from 'vitest';
 import { healthVersion } from '../../src/store/repos.ts';
 import { seenOf, type TestCaseRow } from '../../src/store/test-cases.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { repositoryRow, storedResultsOf, storedTestId, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 describe('uploads of a known suite', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const scope = { repo: REPO, org_url_slug: 'acme' };
   const suite = (failing: string[]) =>
     junitXml(
@@ -19,64 +19,47 @@ describe('uploads of a known suite', () => {
         fail: failing.includes(name) ? 'AssertionError: boom' : false,
       })),
     );
-  const idOf = async (name: string) =>
-    (
-      await t.db.database.db
-        .selectFrom('test_cases')
-        .select('id')
-        .where('name', '=', name)
-        .executeTakeFirstOrThrow()
-    ).id;
-  const storedFailure = (uploadId: string) =>
-    t.db.database.db
-      .selectFrom('test_results')
-      .select(['outcome', 'quarantined'])
-      .where('upload_id', '=', uploadId)
-      .executeTakeFirstOrThrow();
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
 
   it('a quarantine override set between two uploads decides the next upload’s answer and stored failure', async () => {
     for (const sha of ['a1', 'a2']) {
-      const res = await upload(t, token, [{ name: 'r.xml', content: suite([]) }], { sha });
+      const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite([]) }], { sha });
       expect(res.statusCode).toBe(200);
     }
     const override = await t.post(
       '/v1/flaky-tests/set-quarantine-override',
-      { ...scope, test_id: await idOf('test_b'), setting: 'ALWAYS_QUARANTINE' },
-      token,
+      { ...scope, test_id: await storedTestId(t, 'test_b'), setting: 'ALWAYS_QUARANTINE' },
+      t.orgToken,
     );
     expect(override.statusCode).toBe(200);
 
-    const res = await upload(t, token, [{ name: 'r.xml', content: suite(['test_b']) }], { sha: 'a3' });
+    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite(['test_b']) }], { sha: 'a3' });
     expect(res.statusCode).toBe(200);
     expect(res.json().failed_tests).toEqual([expect.objectContaining({ name: 'test_b', quarantined: true })]);
     expect(res.json().all_failures_quarantined).toBe(true);
-    expect(await storedFailure(res.json().upload_id)).toEqual({ outcome: 'failed', quarantined: 1 });
+    expect(await storedResultsOf(t, res.json().upload_id)).toMatchObject([
+      { outcome: 'failed', quarantined: 1 },
+    ]);
   });
 
   it('a quarantine lifted between two uploads is lifted for the next upload', async () => {
     const override = await t.post(
       '/v1/flaky-tests/set-quarantine-override',
-      { ...scope, test_id: await idOf('test_b'), setting: 'NEVER_QUARANTINE' },
-      token,
+      { ...scope, test_id: await storedTestId(t, 'test_b'), setting: 'NEVER_QUARANTINE' },
+      t.orgToken,
     );
     expect(override.statusCode).toBe(200);
-    const res = await upload(t, token, [{ name: 'r.xml', content: suite(['test_b']) }], { sha: 'a4' });
+    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite(['test_b']) }], { sha: 'a4' });
     expect(res.json().failed_tests).toEqual([
       expect.objectContaining({ name: 'test_b', quarantined: false }),
     ]);
-    expect(await storedFailure(res.json().upload_id)).toEqual({ outcome: 'failed', quarantined: 0 });
+    expect(await storedResultsOf(t, res.json().upload_id)).toMatchObject([
+      { outcome: 'failed', quarantined: 0 },
+    ]);
   });
 });
 
 describe('what ingestion remembers of a repository’s tests', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp({ now: () => now });
   let now = Date.UTC(2026, 10, 2, 9);
   const suite = (failing: string[]) =>
     junitXml(
@@ -87,20 +70,11 @@ describe('what ingestion remembers of a repository’s tests', () => {
       })),
     );
 
-  beforeAll(async () => {
-    t = await buildTestApp({}, { now: () => now });
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
-
   /** Every row the cache holds for the repository's current version, as the database holds it. */
   async function expectCacheAgrees(): Promise<number> {
-    const db = t.db.database.db;
-    const repo = await db.selectFrom('repositories').select('id').executeTakeFirstOrThrow();
-    const known = seenTestsCache(db).lookup(repo.id, await healthVersion(db, repo.id));
-    const stored = new Map(
-      (await db.selectFrom('test_cases').selectAll().execute()).map((r) => [r.id, r] as const),
-    );
+    const repo = await repositoryRow(t, REPO);
+    const known = t.caches.seenTests.lookup(repo.id, await healthVersion(t.db.database.db, repo.id));
+    const stored = new Map((await storedTestsOf(t, REPO)).map((r) => [r.id, r] as const));
     for (const [id, row] of known.full) expect(row).toEqual(stored.get(id));
     for (const [id, row] of known.tests) expect(row).toEqual(seenOf(stored.get(id) as TestCaseRow));
     return known.full.size;
@@ -118,7 +92,7 @@ describe('what ingestion remembers of a repository’s tests', () => {
     const remembered: number[] = [];
     for (const step of steps) {
       now += step.hours * 3_600_000;
-      const res = await upload(t, token, [{ name: 'r.xml', content: suite(step.failing) }], {
+      const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite(step.failing) }], {
         sha: step.sha,
         codeowners: step.owners,
       });
@@ -130,7 +104,7 @@ describe('what ingestion remembers of a repository’s tests', () => {
     const flaky = await t.post(
       '/v1/flaky-tests/list-unhealthy-tests',
       { repo: REPO, org_url_slug: 'acme', status: 'FLAKY', page_query: { page_size: 100 } },
-      token,
+      t.orgToken,
     );
     expect(flaky.json().tests.map((x: { name: string }) => x.name)).toEqual(['test_b']);
   });

@@ -1,17 +1,19 @@
-// An upload's attempts are prepared for storing while its files are parsed (src/app/ingest/prepare.ts),
+// An upload's attempts are prepared for storing while its files are parsed (src/app/ingest/prepare/upload-prep.ts),
 // against what the server knew of the repository's tests when the upload began. What a user changes
 // meanwhile must still decide the upload: a preparation made before the change is not used. And an
 // upload of several files (a test in more than one of them, a file refused) stores each test once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext, Caller } from '../../src/app/context.ts';
-import { ingestUpload, prepareUpload, type UploadMeta } from '../../src/app/ingest/ingest.ts';
-import { ParserPool } from '../../src/app/ingest/parser-pool.ts';
+import { ingestUpload } from '../../src/app/ingest/ingest.ts';
+import { ParserPool } from '../../src/app/ingest/parsing/pool.ts';
+import { prepareUpload } from '../../src/app/ingest/prepare/prepare-upload.ts';
+import type { UploadMeta } from '../../src/app/ingest/prepare/types.ts';
 import { findOrgBySlug } from '../../src/store/orgs.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junit, junitXml, upload } from '../support/upload.ts';
 
-const pool = new ParserPool(1);
-afterAll(() => pool.close());
+let pool: ParserPool;
+afterAll(() => pool?.close());
 
 async function* bytesOf(text: string): AsyncGenerator<Uint8Array> {
   yield Buffer.from(text);
@@ -48,7 +50,13 @@ describe('an upload prepared while it is parsed', () => {
   const prepared = async (sha: string, xml: string) => {
     const m = meta(sha);
     const prep = await prepareUpload(ctx, caller, m);
-    const file = await pool.parse('r.xml', bytesOf(xml), 1 << 20, prep.basis.identity, undefined, prep);
+    const file = await pool.parse({
+      name: 'r.xml',
+      source: bytesOf(xml),
+      maxBytes: 1 << 20,
+      identity: prep.basis.identity,
+      prep,
+    });
     return { m, prep, files: [file] };
   };
 
@@ -57,7 +65,8 @@ describe('an upload prepared while it is parsed', () => {
     token = await t.token('acme');
     const org = await findOrgBySlug(t.db.database.db, 'acme');
     if (org === undefined) throw new Error('no organization acme');
-    ctx = { db: t.db.database.db, config: t.config, now: () => Date.now() };
+    ctx = { db: t.db.database.db, config: t.config, now: () => Date.now(), caches: t.caches };
+    pool = new ParserPool({ threads: 1, derivation: t.caches.derivation });
     caller = { tokenId: 'test', tokenName: 'test', orgId: org.id, orgSlug: 'acme' };
     for (const sha of ['a1', 'a2']) {
       const res = await upload(t, token, [{ name: 'r.xml', content: suite([]) }], { sha });
@@ -68,7 +77,7 @@ describe('an upload prepared while it is parsed', () => {
 
   it('stores what was prepared when nothing changed meanwhile', async () => {
     const { m, prep, files } = await prepared('b1', suite(['test_c']));
-    const result = await ingestUpload(ctx, caller, m, files, 'multipart', prep);
+    const result = await ingestUpload(ctx, caller, { meta: m, files, source: 'multipart', prep });
     expect(result.counts).toMatchObject({ test_cases: 3, attempts: 3, failures: 1 });
     expect(result.failed_tests).toEqual([expect.objectContaining({ name: 'test_c', quarantined: false })]);
     const stored = await t.db.database.db
@@ -87,7 +96,7 @@ describe('an upload prepared while it is parsed', () => {
       token,
     );
     expect(override.statusCode).toBe(200);
-    const result = await ingestUpload(ctx, caller, m, files, 'multipart', prep);
+    const result = await ingestUpload(ctx, caller, { meta: m, files, source: 'multipart', prep });
     expect(result.failed_tests).toEqual([expect.objectContaining({ name: 'test_b', quarantined: true })]);
     expect(result.all_failures_quarantined).toBe(true);
     const stored = await t.db.database.db
@@ -108,7 +117,9 @@ describe('an upload prepared while it is parsed', () => {
       token,
     );
     expect(override.statusCode).toBe(200);
-    expect((await ingestUpload(ctx, caller, m, files, 'multipart', prep)).counts.test_cases).toBe(1);
+    expect(
+      (await ingestUpload(ctx, caller, { meta: m, files, source: 'multipart', prep })).counts.test_cases,
+    ).toBe(1);
     const res = await upload(t, token, [{ name: 'r.xml', content: suite(['test_c']) }], { sha: 'c2' });
     expect(res.statusCode).toBe(200);
     expect(res.json().failed_tests).toEqual([expect.objectContaining({ name: 'test_c', quarantined: true })]);

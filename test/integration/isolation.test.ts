@@ -4,6 +4,7 @@ import { paths } from '../../src/web/paths.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
+import { queueId } from '../support/reads.ts';
 import { listRoutes, openApiOperations, routeKey } from '../support/routes.ts';
 import { seedTenants, snapshotTenant, type Tenants, tenantBundle } from '../support/seed.ts';
 import { junitXml, multipart } from '../support/upload.ts';
@@ -1127,14 +1128,8 @@ describe('the plain-git forge keeps organizations’ repositories apart', () => 
           .statusCode,
       ).toBe(200);
       await s.settle();
-      const queue = await s.t.db.database.db
-        .selectFrom('merge_queues as q')
-        .innerJoin('repositories as r', 'r.id', 'q.repo_id')
-        .innerJoin('organizations as o', 'o.id', 'r.org_id')
-        .select('q.id')
-        .where('o.slug', '=', 'globex')
-        .executeTakeFirstOrThrow();
-      const runs = Object.values((await storedQueueState(s.t.db.database.db, queue.id)).runs);
+      const queue = await queueId(s.t, 'globex');
+      const runs = Object.values((await storedQueueState(s.t.db.database.db, queue)).runs);
       for (const run of runs) {
         if (run.testBranchSha === null) continue;
         await asB('/v1/git/reportStatus', {

@@ -4,14 +4,15 @@
 // must not change, and no attempt may be lost or doubled on the way.
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { countPasses } from '../../src/store/passes.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO, type TestApp } from '../support/app.ts';
 import { storedAttempts } from '../support/attempts.ts';
 import { onPostgres } from '../support/database.ts';
 import { junit, junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 async function count(t: TestApp, table: string, where = sql`true`): Promise<number> {
   const { rows } = await sql<{
@@ -31,40 +32,40 @@ async function tableExists(t: TestApp, table: string): Promise<boolean> {
 }
 
 describe('migrations 0010 and 0012: where passes are stored', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const scope = { repo: REPO, org_url_slug: 'acme' };
   const answers = async () => {
     const list = await t.post(
       '/v1/flaky-tests/list-unhealthy-tests',
       { ...scope, status: 'FLAKY', page_query: { page_size: 100 } },
-      token,
+      t.orgToken,
     );
     expect(list.statusCode).toBe(200);
     const ids = await t.db.database.db.selectFrom('test_cases').select('id').orderBy('id').execute();
     const details = [];
     for (const { id } of ids) {
-      const res = await t.post('/v1/flaky-tests/get-test-details', { ...scope, test_id: id }, token);
+      const res = await t.post('/v1/flaky-tests/get-test-details', { ...scope, test_id: id }, t.orgToken);
       expect(res.statusCode).toBe(200);
       details.push(res.json().test);
     }
     return { flaky: list.json().tests as unknown[], details };
   };
 
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
-
   it('moves passes back and forth without changing a single answer', async () => {
     const login = (fail: string | false) =>
       junitXml([{ name: 'test_login', fail }, { name: 'test_ok' }, { name: 'test_other' }]);
-    await upload(t, token, [{ name: 'a.xml', content: login('AssertionError: 500') }], { sha: 'c0ffee01' });
-    await upload(t, token, [{ name: 'a.xml', content: login(false) }], { sha: 'c0ffee01' });
-    await upload(t, token, [{ name: 'surefire.xml', content: junit('04-maven-surefire-flakyFailure.xml') }], {
-      sha: 'c0ffee02',
+    await upload(t, t.orgToken, [{ name: 'a.xml', content: login('AssertionError: 500') }], {
+      sha: 'c0ffee01',
     });
+    await upload(t, t.orgToken, [{ name: 'a.xml', content: login(false) }], { sha: 'c0ffee01' });
+    await upload(
+      t,
+      t.orgToken,
+      [{ name: 'surefire.xml', content: junit('04-maven-surefire-flakyFailure.xml') }],
+      {
+        sha: 'c0ffee02',
+      },
+    );
     const before = await answers();
     expect(before.flaky.length).toBeGreaterThan(0);
     expect(before.details.some((d) => d.failure_rate_last_7d === 0)).toBe(true);
@@ -77,6 +78,27 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
     expect(others).toBeGreaterThan(0);
     expect(attempts).toHaveLength(passes + others);
     expect(await count(t, 'test_results', sql`outcome = 'passed'`)).toBe(0);
+    // The blobs as the live codec wrote them: 0012's own copy of the format must rebuild them exactly.
+    const blobs = async () =>
+      (
+        await sql<{
+          upload_id: string;
+          count: number;
+          at_min: number;
+          ordinals: Uint8Array;
+          details: Uint8Array;
+        }>`
+        select upload_id, count, at_min, ordinals, details from upload_passes order by upload_id`.execute(
+          t.db.database.db,
+        )
+      ).rows.map((r) => [
+        r.upload_id,
+        Number(r.count),
+        Number(r.at_min),
+        Buffer.from(r.ordinals),
+        Buffer.from(r.details),
+      ]);
+    const blobsBefore = await blobs();
 
     const migrator = new Migrator({
       db: t.db.database.db,
@@ -117,11 +139,13 @@ describe('migrations 0010 and 0012: where passes are stored', () => {
       '0022_queue_rows',
       '0023_ingest_costs',
       '0027_queue_chart_hours',
+      '0028_duration_means',
     ]);
     expect(await tableExists(t, 'test_passes')).toBe(false);
     expect(await countPasses(t.db.database.db)).toBe(passes);
     expect(await count(t, 'test_results')).toBe(others);
     expect(await pairs()).toEqual(attempts);
+    expect(await blobs()).toEqual(blobsBefore);
     expect(await answers()).toEqual(before);
   });
 });

@@ -1,14 +1,10 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, REPO } from '../support/app.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 describe('operations endpoints', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it('GET /v1/status answers in Trunk’s shape', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/status' });

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createToken } from '../../src/app/tokens.ts';
 import { RESERVED_ORG_SLUGS } from '../../src/domain/org-slug.ts';
 import { findOrgBySlug, insertOrgIfAbsent } from '../../src/store/orgs.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { runCli } from '../support/process.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /** An organization's dashboard is at /{slug}: a slug that is one of the server's own paths could never be reached. */
 describe('organization slugs that collide with the server’s own paths', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await buildTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it('every first path segment the server routes (other than an organization) is reserved', () => {
     // The route tree below "/", one child a line: "├── v1/status (POST)", "├── login (GET, HEAD, POST)".

@@ -4,16 +4,30 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type IdentityContext, parseAndDerive } from '../../src/app/ingest/derive.ts';
-import { decodeAttempts, encodeAttempts } from '../../src/app/ingest/parsed-codec.ts';
-import { ParserPool } from '../../src/app/ingest/parser-pool.ts';
+import { decodeAttempts, encodeAttempts } from '../../src/app/ingest/parsing/codec.ts';
+import { ParserPool, parseAndDerive } from '../../src/app/ingest/parsing/pool.ts';
+import { Derivation } from '../../src/app/ingest/prepare/derive.ts';
+import type { IdentityContext } from '../../src/app/ingest/prepare/types.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { junit, junitXml, multipart, upload } from '../support/upload.ts';
 
 const FIXTURES = new URL('../fixtures/junit/', import.meta.url);
 const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith('.xml'));
-const pool = new ParserPool(2);
+const derivation = new Derivation({ testIds: 100_000, failingTests: 1000, failureTexts: 200 });
+const poolOf = (threads: number) => new ParserPool({ threads, derivation });
+const pool = poolOf(2);
 afterAll(() => pool.close());
+
+/** Parses on `on`, with the identity when one is given. */
+function parseOn(
+  on: ParserPool,
+  name: string,
+  source: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  identity?: IdentityContext,
+) {
+  return on.parse({ name, source, maxBytes, identity });
+}
 
 /** The bytes in pieces of `size`, as a request body arrives. */
 async function* pieces(bytes: Uint8Array, size = 1000): AsyncGenerator<Uint8Array> {
@@ -30,26 +44,31 @@ async function direct(
   maxBytes = MAX,
   identity: IdentityContext | 'none' = IDENTITY,
 ) {
-  return parseAndDerive(name, source, maxBytes, identity === 'none' ? undefined : identity);
+  return parseAndDerive(derivation, {
+    name,
+    source,
+    maxBytes,
+    identity: identity === 'none' ? undefined : identity,
+  });
 }
 
 describe('parser threads', () => {
   it.each(fixtures)('%s parses the same on a parser thread', async (name) => {
     const bytes = readFileSync(new URL(name, FIXTURES));
     const expected = await direct(name, pieces(bytes));
-    const threaded = await pool.parse(name, pieces(bytes), MAX, IDENTITY);
+    const threaded = await parseOn(pool, name, pieces(bytes), MAX, IDENTITY);
     expect(threaded).toEqual(expected);
     // What crosses the thread: the attempts, as they were.
     expect(decodeAttempts(encodeAttempts(expected.attempts))).toEqual(expected.attempts);
     // Without an identity: failure facts, no ids.
-    const anonymous = await pool.parse(name, pieces(bytes), MAX);
+    const anonymous = await parseOn(pool, name, pieces(bytes), MAX);
     expect(anonymous.ids).toBeUndefined();
     expect(anonymous).toEqual(await direct(name, pieces(bytes), MAX, 'none'));
   });
 
   it('keeps the malformed fixture a per-file error with no attempts', async () => {
     const name = fixtures.find((f) => f.includes('MALFORMED')) as string;
-    const parsed = await pool.parse(name, pieces(readFileSync(new URL(name, FIXTURES))), MAX);
+    const parsed = await parseOn(pool, name, pieces(readFileSync(new URL(name, FIXTURES))), MAX);
     expect(parsed.summary.ok).toBe(false);
     expect(parsed.attempts).toEqual([]);
     expect(parsed.summary.problems.at(-1)?.severity).toBe('error');
@@ -58,14 +77,14 @@ describe('parser threads', () => {
   it('gunzips, enforces the size limit after decompression, and names empty files', async () => {
     const xml = readFileSync(new URL('11-jest-junit.xml', FIXTURES));
     const gz = gzipSync(xml);
-    expect(await pool.parse('a.xml.gz', pieces(gz, 100), MAX, IDENTITY)).toEqual(
+    expect(await parseOn(pool, 'a.xml.gz', pieces(gz, 100), MAX, IDENTITY)).toEqual(
       await direct('a.xml.gz', pieces(xml)),
     );
-    const small = await pool.parse('big.xml', pieces(gz, 100), 1024);
+    const small = await parseOn(pool, 'big.xml', pieces(gz, 100), 1024);
     expect(small.summary.problems).toEqual([
       { severity: 'error', message: 'the file is larger than 1024 bytes (after decompression)' },
     ]);
-    const empty = await pool.parse('empty.xml', pieces(new Uint8Array(0)), MAX);
+    const empty = await parseOn(pool, 'empty.xml', pieces(new Uint8Array(0)), MAX);
     expect(empty.summary.problems[0]?.message).toBe('the file is empty');
   });
 
@@ -75,7 +94,7 @@ describe('parser threads', () => {
       bytes: readFileSync(new URL(name, FIXTURES)),
     }));
     const threaded = await Promise.all(
-      inputs.map((f) => pool.parse(f.name, pieces(f.bytes, 333), MAX, IDENTITY)),
+      inputs.map((f) => parseOn(pool, f.name, pieces(f.bytes, 333), MAX, IDENTITY)),
     );
     // In the same pieces: a malformed file is read up to the piece where the parser rejects it.
     const expected = await Promise.all(inputs.map((f) => direct(f.name, pieces(f.bytes, 333))));
@@ -93,7 +112,7 @@ describe('parser threads', () => {
     const xml = Buffer.from(
       `<?xml version="1.0"?><testsuites><testsuite name="s" timestamp="2026-11-20T10:00:00Z">${cases}</testsuite></testsuites>`,
     );
-    const threaded = await pool.parse('big.xml', pieces(xml, 4096), MAX, IDENTITY);
+    const threaded = await parseOn(pool, 'big.xml', pieces(xml, 4096), MAX, IDENTITY);
     expect(threaded).toEqual(await direct('big.xml', pieces(xml)));
     expect(threaded.attempts).toHaveLength(3000);
     expect(new Set(threaded.ids?.testIds).size).toBe(3000);
@@ -101,19 +120,19 @@ describe('parser threads', () => {
   });
 
   it('parses on threads of its own, started on first use; with 0 threads on the calling thread', async () => {
-    const fresh = new ParserPool(2);
-    const inline = new ParserPool(0);
+    const fresh = poolOf(2);
+    const inline = poolOf(0);
     try {
       expect(fresh.running).toBe(0);
       const bytes = readFileSync(new URL(fixtures[0] as string, FIXTURES));
       // One file after another: the running thread is idle each time, no second one starts.
-      for (const _ of [1, 2, 3]) await fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY);
+      for (const _ of [1, 2, 3]) await parseOn(fresh, 'a.xml', pieces(bytes), MAX, IDENTITY);
       expect(fresh.running).toBe(1);
       // Two at once: the second starts.
-      await Promise.all([1, 2].map(() => fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY)));
+      await Promise.all([1, 2].map(() => parseOn(fresh, 'a.xml', pieces(bytes), MAX, IDENTITY)));
       expect(fresh.running).toBe(2);
-      expect(await inline.parse('a.xml', pieces(bytes), MAX, IDENTITY)).toEqual(
-        await fresh.parse('a.xml', pieces(bytes), MAX, IDENTITY),
+      expect(await parseOn(inline, 'a.xml', pieces(bytes), MAX, IDENTITY)).toEqual(
+        await parseOn(fresh, 'a.xml', pieces(bytes), MAX, IDENTITY),
       );
       expect(inline.running).toBe(0);
     } finally {
@@ -127,9 +146,10 @@ describe('parser threads', () => {
       yield Buffer.from('<testsuite><testcase name="a"/>');
       throw new Error('client went away');
     }
-    await expect(pool.parse('cut.xml', broken(), MAX)).rejects.toThrow('client went away');
+    await expect(parseOn(pool, 'cut.xml', broken(), MAX)).rejects.toThrow('client went away');
     // The thread still serves the next file.
-    const ok = await pool.parse(
+    const ok = await parseOn(
+      pool,
       'ok.xml',
       pieces(Buffer.from('<testsuite><testcase name="a"/></testsuite>')),
       MAX,

@@ -1,9 +1,10 @@
 // Passes are stored per upload (upload_passes); an upload's passes may straddle a window's start.
 // The 7-day and 24-hour failure rates count exactly the attempts inside each window, whichever
 // upload they came in, on SQLite and PostgreSQL.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
 import { upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-20T12:00:00Z');
@@ -23,29 +24,22 @@ function report(cases: { name: string; at: number; fail?: boolean }[]): string {
 }
 
 describe('failure rates over windows that split an upload’s passes', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp({ now: () => NOW });
   const details = async (id: string) => {
     const res = await t.post(
       '/v1/flaky-tests/get-test-details',
       { repo: REPO, org_url_slug: 'acme', test_id: id },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
     return res.json().test as { failure_rate_last_7d: number; failure_rate_last_24h: number };
   };
 
-  beforeAll(async () => {
-    t = await buildTestApp({}, { now: () => NOW });
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
-
   it('counts each pass by its own time, not its upload’s', async () => {
     // One upload: "a" passes 25 h and 23 h ago (a retry of the same test), "b" 8 days and 2 days ago.
     const first = await upload(
       t,
-      token,
+      t.orgToken,
       [
         {
           name: 'old.xml',
@@ -63,7 +57,7 @@ describe('failure rates over windows that split an upload’s passes', () => {
     // Another: both fail an hour ago.
     const second = await upload(
       t,
-      token,
+      t.orgToken,
       [
         {
           name: 'new.xml',

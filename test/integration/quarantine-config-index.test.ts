@@ -9,14 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { buildApp } from '../../src/http/app.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { storedTestIds } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const NAMES = Array.from({ length: 40 }, (_, i) => `test_${String(i).padStart(2, '0')}`);
 
 describe('getQuarantineConfig from the kept index', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   /** A second server on the same database (its own connection, its own in-memory index). */
   let other: { app: FastifyInstance; database: Database };
   /** A third one that keeps no index (MAINLINE_QUARANTINE_INDEX_IDS=0): reads the database each time. */
@@ -43,7 +44,7 @@ describe('getQuarantineConfig from the kept index', () => {
     const res = await app.inject({
       method: 'POST',
       url: '/v1/metrics/getQuarantineConfig',
-      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
       payload: JSON.stringify({
         repo: REPO,
         orgUrlSlug: 'acme',
@@ -60,21 +61,18 @@ describe('getQuarantineConfig from the kept index', () => {
     const res = await t.post(
       '/v1/flaky-tests/set-quarantine-override',
       { ...scope, test_id: ids.get(name), setting },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(200);
   };
   const idsOf = (...names: string[]) => names.map((n) => ids.get(n) as string).sort();
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-    const res = await upload(t, token, [
+    const res = await upload(t, t.orgToken, [
       { name: 'r.xml', content: junitXml(NAMES.map((name) => ({ name }))) },
     ]);
     expect(res.statusCode).toBe(200);
-    for (const row of await t.db.database.db.selectFrom('test_cases').select(['id', 'name']).execute())
-      ids.set(row.name, row.id);
+    for (const [name, id] of await storedTestIds(t)) ids.set(name, id);
     expect(ids.size).toBe(NAMES.length);
     other = await serverOn({});
     uncached = await serverOn({ MAINLINE_QUARANTINE_INDEX_IDS: '0' });
@@ -84,7 +82,6 @@ describe('getQuarantineConfig from the kept index', () => {
       await s?.app.close();
       await s?.database.close().catch(() => undefined);
     }
-    await t.close();
   });
 
   it('names the quarantined ones of the tests sent, each once and in id order, and all of them when none are sent', async () => {
@@ -103,7 +100,7 @@ describe('getQuarantineConfig from the kept index', () => {
     const list = await t.post(
       '/v1/flaky-tests/list-quarantined-tests',
       { ...scope, page_query: { page_size: 100 } },
-      token,
+      t.orgToken,
     );
     const listed = (list.json().quarantined_tests as { test_case_id: string }[]).map((q) => q.test_case_id);
     expect(listed).toEqual(['test_04', 'test_09', 'test_17', 'test_31'].map((n) => ids.get(n)));
@@ -140,7 +137,7 @@ describe('getQuarantineConfig from the kept index', () => {
     const res = await other.app.inject({
       method: 'POST',
       url: '/v1/flaky-tests/set-quarantine-override',
-      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
       payload: JSON.stringify({ ...scope, test_id: ids.get('test_35'), setting: 'NEVER_QUARANTINE' }),
     });
     expect(res.statusCode).toBe(200);
@@ -152,7 +149,7 @@ describe('getQuarantineConfig from the kept index', () => {
     const before = await ask(t.app, everyTest());
     const res = await upload(
       t,
-      token,
+      t.orgToken,
       [{ name: 'r.xml', content: junitXml(NAMES.map((name) => ({ name }))) }],
       {
         sha: 'b2',
@@ -163,7 +160,7 @@ describe('getQuarantineConfig from the kept index', () => {
     await t.post(
       '/v1/flaky-tests/update-repository-settings',
       { ...scope, settings: { quarantining_enabled: false } },
-      token,
+      t.orgToken,
     );
     expect(await ask(other.app, everyTest())).toEqual({ isDisabled: true, testIds: [] });
     expect(await ask(t.app)).toEqual({ isDisabled: true, testIds: [] });

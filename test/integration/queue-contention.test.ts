@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /**
  * updateQueue under contention: every call of many at once on one queue succeeds (never a 5xx), and the
@@ -7,16 +8,12 @@ import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
  * lost its race more often than it retried) for a few of 25 concurrent calls.
  */
 describe('updateQueue under contention', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const queue = { repo: REPO, targetBranch: 'main' };
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-    expect((await t.post('/v1/createQueue', queue, token)).statusCode).toBe(200);
+    expect((await t.post('/v1/createQueue', queue, t.orgToken)).statusCode).toBe(200);
   });
-  afterAll(() => t.close());
 
   it('25 concurrent updates to one queue all succeed and the final settings are those of a serial order', async () => {
     for (let round = 0; round < 3; round++) {
@@ -26,12 +23,12 @@ describe('updateQueue under contention', () => {
         ...(i % 2 === 0 ? { testingTimeoutMinutes: 1000 * (round + 1) + i } : {}),
       }));
       const answers = await Promise.all(
-        patches.map((p) => t.post('/v1/updateQueue', { ...queue, ...p }, token)),
+        patches.map((p) => t.post('/v1/updateQueue', { ...queue, ...p }, t.orgToken)),
       );
       const statuses = answers.map((a) => a.statusCode);
       expect(statuses, answers.map((a) => a.body).join('\n')).toEqual(patches.map(() => 200));
 
-      const final = (await t.post('/v1/getQueue', queue, token)).json();
+      const final = (await t.post('/v1/getQueue', queue, t.orgToken)).json();
       // The last update applied decides concurrency; the last even one applied decides the timeout,
       // so if the last one applied was even, both come from it.
       const last = final.concurrency - 100 * round - 1;

@@ -192,7 +192,7 @@ describe('merge-queue behaviours on a real git repository', () => {
     s = await GitScenario.create({ directMergeMode: 'off' });
     await s.openPr(1, { 'a.txt': 'a\n' }, 'Add a');
     await s.submit(1);
-    const ctx = { db: s.t.db.database.db, config: s.t.config, now: () => s!.clock };
+    const ctx = { db: s.t.db.database.db, config: s.t.config, now: () => s!.clock, caches: s.t.caches };
     const forge = new GitRepositoryForge({ root: s.t.config.gitRoot, db: ctx.db });
     const dead = new QueueRunner(ctx, forge, silent);
     const other = new QueueRunner(ctx, forge, silent);

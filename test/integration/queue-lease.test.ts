@@ -48,7 +48,11 @@ describe('queue leases during a long pass', () => {
         return built;
       },
     };
-    const runner = new QueueRunner({ db, config: s.t.config, now: () => scenario.clock }, slow, silent);
+    const runner = new QueueRunner(
+      { db, config: s.t.config, now: () => scenario.clock, caches: s.t.caches },
+      slow,
+      silent,
+    );
     await runner.runOnce();
     expect(builds).toBe(1);
     const row = await db.selectFrom('merge_queues').select('lease_owner').executeTakeFirstOrThrow();

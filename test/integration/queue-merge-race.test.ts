@@ -9,8 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_IDENTITY, DEFAULT_TIMEOUT_MS } from '../../src/forge/git/git.ts';
 import { mergePullRequest } from '../../src/forge/git/merge.ts';
 import { GitScenario } from '../support/git-scenario.ts';
-
-type StoredAction = { type: string; prNumber?: number; expectedTargetSha?: string };
+import { pendingQueueActions, type StoredQueueAction } from '../support/reads.ts';
 
 describe('a push to the target while a merge is on its way', () => {
   let s: GitScenario | undefined;
@@ -29,7 +28,7 @@ describe('a push to the target while a merge is on its way', () => {
     await scenario.settle();
     expect((await scenario.pr(1)).state).toBe('testing');
     await scenario.ci('success');
-    const merge = (await pendingActions(scenario)).find((a) => a.type === 'merge_pr');
+    const merge = (await pendingQueueActions(scenario.t)).find((a) => a.type === 'merge_pr');
     expect(merge).toMatchObject({ prNumber: 1, expectedTargetSha: tested });
     return { s: scenario, tested };
   }
@@ -59,7 +58,7 @@ describe('a push to the target while a merge is on its way', () => {
     // What an older version stored: merge_pr without expectedTargetSha.
     const db = s.t.db.database.db;
     for (const row of await db.selectFrom('queue_actions').select(['id', 'action']).execute()) {
-      const action = JSON.parse(row.action) as StoredAction;
+      const action = JSON.parse(row.action) as StoredQueueAction;
       if (action.type !== 'merge_pr') continue;
       delete action.expectedTargetSha;
       await db
@@ -76,7 +75,7 @@ describe('a push to the target while a merge is on its way', () => {
 
   it('a merge that landed before the runner stopped is recognised when it is carried out again', async () => {
     const { s, tested } = await passedAndWaiting();
-    const merge = (await pendingActions(s)).find((a) => a.type === 'merge_pr');
+    const merge = (await pendingQueueActions(s.t)).find((a) => a.type === 'merge_pr');
     // The runner merged, then died before recording it: main moved, by our own merge.
     const landed = await mergePullRequest(
       { gitDir: s.bare, identity: DEFAULT_IDENTITY, timeoutMs: DEFAULT_TIMEOUT_MS },
@@ -97,16 +96,6 @@ describe('a push to the target while a merge is on its way', () => {
     expect(pr.state, pr.stateReason).toBe('merged');
   });
 });
-
-async function pendingActions(s: GitScenario): Promise<StoredAction[]> {
-  const rows = await s.t.db.database.db
-    .selectFrom('queue_actions')
-    .select('action')
-    .where('done_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => JSON.parse(r.action) as StoredAction);
-}
 
 function isAncestor(s: GitScenario, ancestor: string, descendant: string): boolean {
   try {

@@ -6,8 +6,8 @@
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createCaches } from '../../src/app/caches.ts';
 import { applyEvent, queueStateOf } from '../../src/app/queue/apply.ts';
-import { queueStateCacheOf } from '../../src/app/queue/state-cache.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import type { QueueState } from '../../src/domain/queue/index.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
@@ -31,7 +31,7 @@ const snapshot = (n: number) => ({
 async function heldState(s: GitScenario): Promise<QueueState> {
   const db = s.t.db.database.db;
   const row = await db.selectFrom('merge_queues').select(['id', 'version']).executeTakeFirstOrThrow();
-  const held = queueStateCacheOf(db).get(row.id, row.version);
+  const held = s.t.caches.queueStates.get(row.id, row.version);
   if (held === undefined) throw new Error('no state held for the current version');
   return held;
 }
@@ -82,7 +82,8 @@ describe('queue state stored row by row', () => {
     s = await GitScenario.create({ state: 'paused' });
     const db = s.t.db.database.db;
     const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
-    for (const n of [7, 8]) await applyEvent(db, id, { type: 'pr_submitted', pr: snapshot(n) }, s.clock);
+    for (const n of [7, 8])
+      await applyEvent({ db, caches: s.t.caches }, id, { type: 'pr_submitted', pr: snapshot(n) }, s.clock);
     // Marks PR 7's row; a step that rewrote every entry would put the held entry back over it.
     const marked = (
       await db.selectFrom('queue_prs').select('data').where('number', '=', 7).executeTakeFirstOrThrow()
@@ -90,7 +91,12 @@ describe('queue state stored row by row', () => {
     const mark = marked.replace('"PR 7"', '"marked"');
     await db.updateTable('queue_prs').set({ data: mark }).where('number', '=', 7).execute();
     const before = (await db.selectFrom('merge_queues').select('version').executeTakeFirstOrThrow()).version;
-    await applyEvent(db, id, { type: 'pr_cancelled', prNumber: 8, reason: 'closed' }, s.clock);
+    await applyEvent(
+      { db, caches: s.t.caches },
+      id,
+      { type: 'pr_cancelled', prNumber: 8, reason: 'closed' },
+      s.clock,
+    );
     expect((await db.selectFrom('merge_queues').select('version').executeTakeFirstOrThrow()).version).toBe(
       before + 1,
     );
@@ -104,10 +110,10 @@ describe('queue state stored row by row', () => {
     s = await GitScenario.create({ state: 'paused' });
     const db = s.t.db.database.db;
     const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
-    await applyEvent(db, id, { type: 'pr_submitted', pr: snapshot(7) }, s.clock);
+    await applyEvent({ db, caches: s.t.caches }, id, { type: 'pr_submitted', pr: snapshot(7) }, s.clock);
     const old = await findQueueById(db, id);
     if (old === undefined) throw new Error('no queue');
-    await applyEvent(db, id, { type: 'pr_submitted', pr: snapshot(8) }, s.clock);
+    await applyEvent({ db, caches: s.t.caches }, id, { type: 'pr_submitted', pr: snapshot(8) }, s.clock);
     // Another process (its own handle, so nothing cached) reading with the row it read before the save.
     const other = openDatabase({
       databaseUrl: s.t.db.env['DATABASE_URL'],
@@ -115,7 +121,7 @@ describe('queue state stored row by row', () => {
       poolSize: 2,
     });
     try {
-      const state = await queueStateOf(other.db, old);
+      const state = await queueStateOf({ db: other.db, caches: createCaches(s.t.config) }, old);
       // The header counts submissions (nextSeq): an old header with the new rows would differ here.
       expect(Object.keys(state.prs)).toEqual(['7', '8']);
       expect(state).toEqual(await storedQueueState(db));
@@ -128,14 +134,19 @@ describe('queue state stored row by row', () => {
     s = await GitScenario.create({ state: 'paused' });
     const db = s.t.db.database.db;
     const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
-    const stepped = await applyEvent(db, id, { type: 'pr_submitted', pr: snapshot(7) }, s.clock);
+    const stepped = await applyEvent(
+      { db, caches: s.t.caches },
+      id,
+      { type: 'pr_submitted', pr: snapshot(7) },
+      s.clock,
+    );
     expect(() => {
       (stepped.state.prs['7'] as { title: string }).title = 'changed';
     }).toThrow(TypeError);
     expect((await s.queue()).enqueuedPullRequests).toHaveLength(1);
     const row = await findQueueById(db, id);
     if (row === undefined) throw new Error('no queue');
-    const read = await queueStateOf(db, row);
+    const read = await queueStateOf({ db, caches: s.t.caches }, row);
     expect(() => read.order.push(99)).toThrow(TypeError);
     expect(() => {
       (read.prs['7']?.history as unknown[]).length = 0;

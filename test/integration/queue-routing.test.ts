@@ -29,7 +29,7 @@ describe('a server with GitHub configured still runs plain-git queues', () => {
       // Never asked: grants are checked only for repositories on the GitHub host.
       async () => false,
     );
-    const runner = new QueueRunner({ db, config: s.t.config, now }, forge, silent);
+    const runner = new QueueRunner({ db, config: s.t.config, now, caches: s.t.caches }, forge, silent);
     const settle = async () => {
       scenario.clock += OBSERVE_EVERY_MS;
       for (let i = 0; i < 10; i++) await runner.runOnce();

@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const validConfig = trunkValidator('QueueConfigOut');
 const INTEGERS = [
@@ -21,29 +22,25 @@ const ENUMS: Record<string, string[]> = {
 };
 
 describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const queue = { repo: REPO, targetBranch: 'main' };
-  const update = (fields: object) => t.post('/v1/updateQueue', { ...queue, ...fields }, token);
+  const update = (fields: object) => t.post('/v1/updateQueue', { ...queue, ...fields }, t.orgToken);
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
     expect(
-      (await t.post('/v1/createQueue', { ...queue, mode: 'SINGLE', concurrency: 3 }, token)).statusCode,
+      (await t.post('/v1/createQueue', { ...queue, mode: 'SINGLE', concurrency: 3 }, t.orgToken)).statusCode,
     ).toBe(200);
   });
-  afterAll(() => t.close());
 
   it('createQueue creates the repository on first use and answers 409 for a second queue on the branch', async () => {
-    const again = await t.post('/v1/createQueue', queue, token);
+    const again = await t.post('/v1/createQueue', queue, t.orgToken);
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('ALREADY_EXISTS');
-    expect((await t.post('/v1/repositories/get', { repo: REPO }, token)).statusCode).toBe(200);
+    expect((await t.post('/v1/repositories/get', { repo: REPO }, t.orgToken)).statusCode).toBe(200);
   });
 
   it('getQueue answers the full settings record plus the queued pull requests, in Trunk’s shape', async () => {
-    const res = await t.post('/v1/getQueue', queue, token);
+    const res = await t.post('/v1/getQueue', queue, t.orgToken);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     const { enqueuedPullRequests, ...config } = body;
@@ -134,7 +131,10 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
       'build',
       'test',
     ]);
-    expect((await t.post('/v1/getQueue', queue, token)).json().requiredStatuses).toEqual(['build', 'test']);
+    expect((await t.post('/v1/getQueue', queue, t.orgToken)).json().requiredStatuses).toEqual([
+      'build',
+      'test',
+    ]);
     expect((await update({ deleteRequiredStatuses: true })).json().requiredStatuses).toEqual([]);
   });
 
@@ -142,20 +142,20 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
     const noRepo = await t.post(
       '/v1/updateQueue',
       { repo: { ...REPO, name: 'nope' }, targetBranch: 'main', batch: true },
-      token,
+      t.orgToken,
     );
     expect(noRepo.statusCode).toBe(404);
     expect(noRepo.json().error.code).toBe('REPO_NOT_FOUND');
     const noBranch = await t.post(
       '/v1/updateQueue',
       { repo: REPO, targetBranch: 'release', batch: true },
-      token,
+      t.orgToken,
     );
     expect(noBranch.statusCode).toBe(404);
     expect(noBranch.json().error.code).toBe('QUEUE_NOT_FOUND');
-    expect((await t.post('/v1/getQueue', { repo: REPO, targetBranch: 'release' }, token)).statusCode).toBe(
-      404,
-    );
+    expect(
+      (await t.post('/v1/getQueue', { repo: REPO, targetBranch: 'release' }, t.orgToken)).statusCode,
+    ).toBe(404);
   });
 
   it('another organization cannot see or change the queue', async () => {
@@ -166,7 +166,7 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
   });
 
   it('getMergeQueueTestingDetails answers 404 for an unknown test run', async () => {
-    const res = await t.post('/v1/getMergeQueueTestingDetails', { ...queue, testRunId: 'nope' }, token);
+    const res = await t.post('/v1/getMergeQueueTestingDetails', { ...queue, testRunId: 'nope' }, t.orgToken);
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('TEST_RUN_NOT_FOUND');
   });
@@ -175,7 +175,7 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
     const res = await t.app.inject({
       method: 'GET',
       url: '/v1/getMergeQueueMetrics?repo=acme/web&repoHost=github.com',
-      headers: { 'x-api-token': token },
+      headers: { 'x-api-token': t.orgToken },
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain; version=0.0.4');
@@ -183,14 +183,14 @@ describe('queue settings: createQueue, getQueue, updateQueue, deleteQueue', () =
     const bad = await t.app.inject({
       method: 'GET',
       url: '/v1/getMergeQueueMetrics?repo=acme/web',
-      headers: { 'x-api-token': token },
+      headers: { 'x-api-token': t.orgToken },
     });
     expect(bad.statusCode).toBe(400);
   });
 
   it('deleteQueue removes an empty queue', async () => {
-    expect((await t.post('/v1/deleteQueue', queue, token)).statusCode).toBe(200);
-    expect((await t.post('/v1/getQueue', queue, token)).statusCode).toBe(404);
+    expect((await t.post('/v1/deleteQueue', queue, t.orgToken)).statusCode).toBe(200);
+    expect((await t.post('/v1/getQueue', queue, t.orgToken)).statusCode).toBe(404);
   });
 });
 

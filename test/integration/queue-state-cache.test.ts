@@ -2,6 +2,7 @@
 // must never notice: a state saved by another server process (which this one's cache never hears of)
 // shows at once, because the version is read from the database on every request.
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { createCaches } from '../../src/app/caches.ts';
 import { applyEvent } from '../../src/app/queue/apply.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { REPO } from '../support/app.ts';
@@ -22,8 +23,8 @@ describe('getQueue with parsed states kept in memory', () => {
     await s.post('/v1/updateQueue', { repo: REPO, targetBranch: 'main', state: 'paused' });
     expect(await numbers(s)).toEqual([]);
     expect(await numbers(s)).toEqual([]);
-    // Another replica on the same database (a handle of its own, so states it saves are not cached
-    // here) saves a new state: nothing in this process is told.
+    // Another replica on the same database (a handle and caches of its own, so states it saves are
+    // not cached here) saves a new state: nothing in this process is told.
     const other = openDatabase({
       databaseUrl: s.t.db.env['DATABASE_URL'],
       dataDir: s.t.db.env['MAINLINE_DATA_DIR'] ?? '',
@@ -31,6 +32,7 @@ describe('getQueue with parsed states kept in memory', () => {
     });
     onTestFinished(() => other.close());
     const db = other.db;
+    const replica = { db, caches: createCaches(s.t.config) };
     const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
     const sha = (n: number) => n.toString(16).padStart(40, 'b');
     for (const n of [7, 8]) {
@@ -43,11 +45,11 @@ describe('getQueue with parsed states kept in memory', () => {
         baseBranch: 'main',
         mergeability: 'mergeable' as const,
       };
-      await applyEvent(db, id, { type: 'pr_submitted', pr }, s.clock);
+      await applyEvent(replica, id, { type: 'pr_submitted', pr }, s.clock);
       const listed = await numbers(s);
       expect(listed).toEqual(n === 7 ? [7] : [7, 8]);
     }
-    await applyEvent(db, id, { type: 'pr_cancelled', prNumber: 7, reason: 'closed' }, s.clock);
+    await applyEvent(replica, id, { type: 'pr_cancelled', prNumber: 7, reason: 'closed' }, s.clock);
     expect(await numbers(s)).toEqual([8]);
   });
 

@@ -1,30 +1,19 @@
 // The per-process caches of the read path (tokens, repositories): what they may never change.
 import type { CompiledQuery } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { revokeToken } from '../../src/app/tokens.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { buildTestApp, REPO } from '../support/app.ts';
+import { apiTokenId } from '../support/reads.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const TTL_MS = 5_000;
 
-async function tokenId(t: TestApp, token: string): Promise<string> {
-  const row = await t.db.database.db
-    .selectFrom('api_tokens')
-    .select('id')
-    .where('token_prefix', '=', token.slice(0, 10))
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
 describe('read caches', () => {
-  let t: TestApp;
   let clock = Date.UTC(2026, 10, 1);
+  const t = useTestApp({ env: { MAINLINE_TOKEN_CACHE_SECONDS: String(TTL_MS / 1000) }, now: () => clock });
   const getRepo = (token: string, repo: object = REPO) => t.post('/v1/repositories/get', { repo }, token);
 
-  beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_TOKEN_CACHE_SECONDS: String(TTL_MS / 1000) }, { now: () => clock });
-  });
-  afterAll(() => t.close());
   afterEach(() => vi.restoreAllMocks());
 
   /** Statements the app sends to its database while `run` runs. */
@@ -47,7 +36,7 @@ describe('read caches', () => {
     expect((await getRepo(token)).statusCode).toBe(200);
     // Held: the next request does not look the token up.
     expect((await statements(() => getRepo(token))).filter((q) => q.includes('api_tokens'))).toEqual([]);
-    await revokeToken(t.db.database.db, await tokenId(t, token), clock);
+    await revokeToken(t.db.database.db, await apiTokenId(t, token), clock);
     const res = await getRepo(token);
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('INVALID_TOKEN');
@@ -63,7 +52,7 @@ describe('read caches', () => {
       dataDir: t.db.env['MAINLINE_DATA_DIR'] ?? '',
     });
     try {
-      await revokeToken(cli.db, await tokenId(t, token), clock);
+      await revokeToken(cli.db, await apiTokenId(t, token), clock);
     } finally {
       await cli.close();
     }
@@ -125,7 +114,7 @@ describe('read caches', () => {
     const token = await t.token('busy-writer');
     await t.post('/v1/repositories/create', { repo: REPO }, token);
     clock += 120_000; // past the interval at which last_used_at is written again
-    const id = await tokenId(t, token);
+    const id = await apiTokenId(t, token);
     const db = t.db.database.db;
     await db.transaction().execute(async (trx) => {
       // Holds the writer (SQLite) or the row's lock (PostgreSQL) until the request is answered.

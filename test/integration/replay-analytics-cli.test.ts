@@ -19,10 +19,10 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import protobuf from 'protobufjs/light.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildTar, internalBin, type RunInput, zstdStored } from '../support/bundles.ts';
 import { listenOnLoopback } from '../support/raw-http.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const ORG = 'acme';
 const REPO = { host: 'github.com', owner: 'acme', name: 'shop' };
@@ -160,16 +160,14 @@ interface Answer {
 }
 
 describe('trunk-analytics-cli upload, replayed', () => {
-  let t: TestApp;
+  const t = useTestApp();
   let port: number;
   let token: string;
 
   beforeAll(async () => {
-    t = await buildTestApp();
     port = await listenOnLoopback(t.app);
     token = await t.token(ORG);
   });
-  afterAll(() => t.close());
 
   /** One request as reqwest sends it: only the client's default headers, Host and Content-Length. */
   function send(sent: Sent): Promise<Answer> {

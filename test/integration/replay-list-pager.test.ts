@@ -14,9 +14,10 @@
  * that existed when it started lost because CI uploaded results while it was paging.
  */
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const ORG = 'acme';
 /** 230 tests: three pages of 100 (and five of 50). */
@@ -28,8 +29,7 @@ interface Page {
 }
 
 describe('a reader walking every page of the flaky-tests lists', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp({ org: ORG });
   let base: string;
   let prs = 1;
 
@@ -40,7 +40,7 @@ describe('a reader walking every page of the flaky-tests lists', () => {
     const failed = junitXml(tests.map((name) => ({ name, fail: 'timed out' })));
     const passed = junitXml(tests.map((name) => ({ name })));
     for (const content of [failed, passed]) {
-      const res = await upload(t, token, [{ name: 'junit.xml', content }], at);
+      const res = await upload(t, t.orgToken, [{ name: 'junit.xml', content }], at);
       expect(res.statusCode, res.body).toBe(200);
     }
   };
@@ -49,7 +49,7 @@ describe('a reader walking every page of the flaky-tests lists', () => {
   const post = async (path: string, body: object) => {
     const res = await fetch(`${base}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
       body: JSON.stringify(body),
       redirect: 'error',
     });
@@ -83,13 +83,10 @@ describe('a reader walking every page of the flaky-tests lists', () => {
   };
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token(ORG);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/v1`;
     await flakyOnNewPr(names);
   });
-  afterAll(() => t.close());
 
   it('PostHog-style: FLAKY then BROKEN then quarantined, 100 a page, each test once, to an empty token', async () => {
     const flaky = await walk(

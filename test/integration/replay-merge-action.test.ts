@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GH_REPO, GitHubScenario } from '../support/github-scenario.ts';
 import { type RawResponse, rawRequest } from '../support/raw-http.ts';
+import { impactedTargetRows } from '../support/reads.ts';
 
 const { owner, name } = GH_REPO;
 
@@ -82,14 +83,6 @@ afterEach(async () => {
   s = undefined;
 });
 
-async function stored(scenario: GitHubScenario) {
-  return scenario.t.db.database.db
-    .selectFrom('impacted_targets')
-    .select(['pr_number', 'head_sha', 'targets'])
-    .orderBy('pr_number')
-    .execute();
-}
-
 async function openPr(scenario: GitHubScenario, head: string) {
   const number = await scenario.sim.openPullRequest(owner, name, {
     head,
@@ -120,7 +113,7 @@ describe('replay: trunk-io/merge-action upload_impacted_targets.sh', () => {
       });
       expect(scriptOutcome(res), res.body).toEqual({ exit: 0, printed: null });
     }
-    expect(await stored(s)).toEqual([
+    expect(await impactedTargetRows(s.t)).toEqual([
       { pr_number: one.number, head_sha: one.sha, targets: JSON.stringify(['//app:server', '//lib:util']) },
       { pr_number: two.number, head_sha: two.sha, targets: JSON.stringify('ALL') },
       { pr_number: three.number, head_sha: three.sha, targets: JSON.stringify([]) },
@@ -194,6 +187,6 @@ describe('replay: trunk-io/merge-action upload_impacted_targets.sh', () => {
     expect(JSON.parse(outcome.printed ?? '{}')).toMatchObject({
       error: { code: 'INVALID_TOKEN', message: expect.stringMatching(/run \d+ has completed/) },
     });
-    expect(await stored(s)).toEqual([]);
+    expect(await impactedTargetRows(s.t)).toEqual([]);
   });
 });

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 describe('repositories', () => {
-  let t: TestApp;
-  let token: string;
-
-  beforeAll(async () => {
-    t = await buildTestApp({ MAINLINE_PUBLIC_URL: 'https://mainline.example.test' });
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ env: { MAINLINE_PUBLIC_URL: 'https://mainline.example.test' } });
 
   it('creates a repository and finds it again whatever the letter case', async () => {
     const created = await t.post(
       '/v1/repositories/create',
       { repo: { host: 'GitHub.com', owner: 'Acme', name: 'Api' } },
-      token,
+      t.orgToken,
     );
     expect(created.statusCode).toBe(200);
     const repo = created.json().repository;
@@ -29,7 +23,7 @@ describe('repositories', () => {
     const found = await t.post(
       '/v1/repositories/get',
       { repo: { host: 'github.com', owner: 'ACME', name: 'api' } },
-      token,
+      t.orgToken,
     );
     expect(found.statusCode).toBe(200);
     expect(found.json().repository.id).toBe(repo.id);
@@ -39,14 +33,14 @@ describe('repositories', () => {
     const res = await t.post(
       '/v1/repositories/create',
       { repo: { host: 'github.com', owner: 'acme', name: 'API' } },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(409);
     expect(res.json().error.code).toBe('ALREADY_EXISTS');
   });
 
   it('answers an unknown repository with 404 REPO_NOT_FOUND saying how one comes to exist', async () => {
-    const res = await t.post('/v1/repositories/get', { repo: REPO }, token);
+    const res = await t.post('/v1/repositories/get', { repo: REPO }, t.orgToken);
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('REPO_NOT_FOUND');
     expect(res.json().error.message).toContain('github.com/acme/web is not known to organization "acme"');
@@ -57,7 +51,7 @@ describe('repositories', () => {
     const res = await t.post(
       '/v1/repositories/create',
       { repo: { host: 'github.com', owner: 'acme', name: 'a/b' } },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode).toBe(400);
     expect(res.json().error.details[0].path).toBe('$.repo.name');
@@ -65,19 +59,19 @@ describe('repositories', () => {
 });
 
 describe('repository pages', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const names = ['a1', 'a2', 'b1', 'b2', 'c1', 'c2', 'd1'];
-  const list = (page_query: object, tok = token) => t.post('/v1/repositories/list', { page_query }, tok);
+  const list = (page_query: object, tok = t.orgToken) => t.post('/v1/repositories/list', { page_query }, tok);
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
     for (const name of [...names].reverse()) {
-      await t.post('/v1/repositories/create', { repo: { host: 'github.com', owner: 'acme', name } }, token);
+      await t.post(
+        '/v1/repositories/create',
+        { repo: { host: 'github.com', owner: 'acme', name } },
+        t.orgToken,
+      );
     }
   });
-  afterAll(() => t.close());
 
   it('walks next_page_token through every repository once, in order', async () => {
     const seen: string[] = [];
@@ -116,9 +110,9 @@ describe('repository pages', () => {
     const altered = `${next.slice(0, 5)}${next[5] === 'A' ? 'B' : 'A'}${next.slice(6)}`;
     const other = await t.token('globex');
     for (const [query, tok] of [
-      [{ page_size: 3, page_token: altered }, token],
-      [{ page_size: 3, page_token: 'garbage' }, token],
-      [{ page_size: 4, page_token: next }, token],
+      [{ page_size: 3, page_token: altered }, t.orgToken],
+      [{ page_size: 3, page_token: 'garbage' }, t.orgToken],
+      [{ page_size: 4, page_token: next }, t.orgToken],
       [{ page_size: 3, page_token: next }, other],
     ] as const) {
       const res = await list(query, tok);

@@ -2,7 +2,7 @@
 // attempts, so the database stops growing with history. Tests stay with their status and history;
 // newer results are untouched; 0 keeps everything.
 import { afterEach, describe, expect, it } from 'vitest';
-import { runHealthSweep } from '../../src/runner/health-sweep.ts';
+import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { countPasses } from '../../src/store/passes.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
@@ -30,7 +30,8 @@ async function setUp(env: Record<string, string> = {}) {
         sha,
       },
     );
-  const sweep = () => runHealthSweep({ db: app.db.database.db, config: app.config, now: () => clock });
+  const sweep = () =>
+    runHealthSweep({ db: app.db.database.db, config: app.config, now: () => clock, caches: app.caches });
   const stored = async () => {
     const db = app.db.database.db;
     const count = async (table: 'test_results' | 'uploads' | 'test_cases') =>

@@ -7,11 +7,11 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runHealthSweep } from '../../src/runner/health-sweep.ts';
+import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/pass-codec.ts';
-import { rebuildRollups } from '../../src/store/rollups.ts';
+import { rebuildRollups } from '../../src/store/rollups-write.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { multipart } from '../support/upload.ts';
 
@@ -186,7 +186,9 @@ async function run(s: Step, repo: Repo, ids: Map<string, string>): Promise<void>
     clock += s.hours * HOUR;
   } else if (s.kind === 'retention') {
     clock += s.days * DAY;
-    seen.pruned += (await runHealthSweep({ db: db(), config: t.config, now: () => clock })).prunedUploads;
+    seen.pruned += (
+      await runHealthSweep({ db: db(), config: t.config, now: () => clock, caches: t.caches })
+    ).prunedUploads;
   } else if (s.kind === 'quarantine') {
     const id = ids.get(NAMES[s.name] as string);
     if (id === undefined) return;

@@ -6,10 +6,10 @@
 // expire sooner than a fresh answer's would.
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { buildApp } from '../../src/http/app.ts';
-import { runHealthSweep } from '../../src/runner/health-sweep.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
@@ -80,7 +80,8 @@ async function setUp(env: Record<string, string> = {}) {
     details,
     failing,
     idOf,
-    sweep: () => runHealthSweep({ db: app.db.database.db, config: app.config, now: () => clock }),
+    sweep: () =>
+      runHealthSweep({ db: app.db.database.db, config: app.config, now: () => clock, caches: app.caches }),
     at: (ms: number) => {
       clock = ms;
     },

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 /** A custom v5 test id is used as is (Trunk's recipe); two repositories may well send the same one. */
 const CUSTOM = 'a6e84936-3ee9-57d5-b041-ae124896f654';
@@ -8,21 +8,17 @@ const report = (fail: boolean) =>
   `<testsuite name="s"><testcase name="shared" id="${CUSTOM}">${fail ? '<failure message="x">boom</failure>' : ''}</testcase></testsuite>`;
 
 describe('test identity across tenants', () => {
-  let t: TestApp;
-  let acme: string;
+  const t = useTestApp();
   let globex: string;
   const acmeRepo = { host: 'github.com', owner: 'acme', name: 'web' };
   const globexRepo = { host: 'github.com', owner: 'globex', name: 'web' };
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    acme = await t.token('acme');
     globex = await t.token('globex');
   });
-  afterAll(() => t.close());
 
   it('keeps the first repository’s test with the custom id, and gives the other repository its own test', async () => {
-    const first = await upload(t, acme, [{ name: 'a.xml', content: report(false) }], {
+    const first = await upload(t, t.orgToken, [{ name: 'a.xml', content: report(false) }], {
       repo: acmeRepo,
       org: 'acme',
     });
@@ -38,7 +34,7 @@ describe('test identity across tenants', () => {
     const acmeView = await t.post(
       '/v1/flaky-tests/get-test-details',
       { repo: acmeRepo, org_url_slug: 'acme', test_id: CUSTOM },
-      acme,
+      t.orgToken,
     );
     expect(acmeView.json().test.failure_rate_last_7d).toBe(0);
     const globexView = await t.post(

@@ -2,41 +2,27 @@
 // order the repository first saw its tests, kept for good, continued by later uploads, and given
 // to existing tests by the migration in first-seen order.
 import { Migrator } from 'kysely/migration';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { repositoryRow, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const WEB = { host: 'github.com', owner: 'acme', name: 'web' };
 const API = { host: 'github.com', owner: 'acme', name: 'api' };
 const CUSTOM = 'a6e84936-3ee9-57d5-b041-ae124896f654';
 
 describe('test ordinals', () => {
-  let t: TestApp;
-  let acme: string;
+  const t = useTestApp({ now: () => now });
   let globex: string;
   let now = Date.parse('2026-11-20T10:00:00Z');
 
-  const ordinals = async (repo: typeof WEB) => {
-    const db = t.db.database.db;
-    const rows = await db
-      .selectFrom('test_cases')
-      .innerJoin('repositories', 'repositories.id', 'test_cases.repo_id')
-      .select(['test_cases.name', 'test_cases.ordinal', 'test_cases.first_seen_at', 'test_cases.id'])
-      .where('repositories.owner', '=', repo.owner)
-      .where('repositories.name', '=', repo.name)
-      .orderBy('test_cases.ordinal')
-      .execute();
-    const counter = await db
-      .selectFrom('repositories')
-      .select('test_ordinals')
-      .where('owner', '=', repo.owner)
-      .where('name', '=', repo.name)
-      .executeTakeFirstOrThrow();
-    return { rows, next: Number(counter.test_ordinals) };
-  };
-  const send = async (repo: typeof WEB, names: string[], token = acme, org = 'acme') => {
+  const ordinals = async (repo: typeof WEB) => ({
+    rows: await storedTestsOf(t, repo),
+    next: Number((await repositoryRow(t, repo)).test_ordinals),
+  });
+  const send = async (repo: typeof WEB, names: string[], token = t.orgToken, org = 'acme') => {
     now += 60_000;
     const res = await upload(
       t,
@@ -51,11 +37,8 @@ describe('test ordinals', () => {
   };
 
   beforeAll(async () => {
-    t = await buildTestApp({}, { now: () => now });
-    acme = await t.token('acme');
     globex = await t.token('globex');
   });
-  afterAll(() => t.close());
 
   it('numbers a repository’s tests from 0 and continues with the next upload’s new tests', async () => {
     await send(WEB, ['c', 'a', 'b']);
@@ -80,7 +63,7 @@ describe('test ordinals', () => {
     const custom = `<testsuite name="s"><testcase name="shared" id="${CUSTOM}"/></testsuite>`;
     const globexRepo = { host: 'github.com', owner: 'globex', name: 'web' };
     for (const [token, org, repo] of [
-      [acme, 'acme', WEB],
+      [t.orgToken, 'acme', WEB],
       [globex, 'globex', globexRepo],
     ] as const) {
       const res = await upload(t, token, [{ name: 'c.xml', content: custom }], { repo, org });
@@ -103,6 +86,7 @@ describe('test ordinals', () => {
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((r) => r.migrationName)).toEqual([
+      '0028_duration_means',
       '0027_queue_chart_hours',
       '0023_ingest_costs',
       '0022_queue_rows',
@@ -134,6 +118,7 @@ describe('test ordinals', () => {
       '0022_queue_rows',
       '0023_ingest_costs',
       '0027_queue_chart_hours',
+      '0028_duration_means',
     ]);
     const after = await ordinals(WEB);
     const expected = [...before.rows]

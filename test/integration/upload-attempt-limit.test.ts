@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { buildTar, metaJson, zstdStored } from '../support/bundles.ts';
+import { storedTestNames } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 let t: TestApp | undefined;
@@ -42,12 +43,6 @@ function expectLimited(answer: Answer): void {
     message:
       'this file would take the upload past 5 test attempts, the most one upload may hold (MAINLINE_MAX_UPLOAD_ATTEMPTS): send it in an upload of its own',
   });
-}
-
-/** The names of the tests stored so far. */
-async function storedNames(app: TestApp): Promise<string[]> {
-  const rows = await app.db.database.db.selectFrom('test_cases').select('name').orderBy('name').execute();
-  return rows.map((r) => r.name);
 }
 
 describe('attempts per upload', () => {
@@ -106,9 +101,9 @@ describe('attempts per upload', () => {
     t = await buildTestApp({ MAINLINE_MAX_UPLOAD_ATTEMPTS: '5' });
     const token = await t.token('acme');
     await upload(t, token, FILES, { sha: 'c1' });
-    expect(await storedNames(t)).toEqual(['a-0', 'a-1', 'a-2', 'c-0', 'c-1']);
+    expect(await storedTestNames(t)).toEqual(['a-0', 'a-1', 'a-2', 'c-0', 'c-1']);
     const second = await upload(t, token, [FILES[1] as (typeof FILES)[number]], { sha: 'c2' });
     expect(second.json().files[0].ok).toBe(true);
-    expect(await storedNames(t)).toEqual(['a-0', 'a-1', 'a-2', 'b-0', 'b-1', 'b-2', 'c-0', 'c-1']);
+    expect(await storedTestNames(t)).toEqual(['a-0', 'a-1', 'a-2', 'b-0', 'b-1', 'b-2', 'c-0', 'c-1']);
   });
 });

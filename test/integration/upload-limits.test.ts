@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { uploadCount } from '../support/reads.ts';
 import { junitXml, multipart, upload } from '../support/upload.ts';
 
 const MiB = 1024 * 1024;
@@ -23,10 +24,6 @@ async function parsedBytes(app: TestApp): Promise<number> {
   const res = await app.app.inject({ method: 'GET', url: '/metrics' });
   const line = res.body.split('\n').find((l) => l.startsWith('mainline_ingest_parsed_bytes_total '));
   return Number(line?.split(' ')[1]);
-}
-
-async function uploadCount(app: TestApp): Promise<number> {
-  return (await app.db.database.db.selectFrom('uploads').select('id').execute()).length;
 }
 
 /**

@@ -6,17 +6,15 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { REPO } from '../support/app.ts';
+import { uploadRows } from '../support/reads.ts';
 import { junitXml } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const META = { repo: REPO, org_url_slug: 'acme', branch: 'main', commit_sha: 'c0ffee' };
 
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+const t = useTestApp({ perTest: true });
 
 /** A multipart body whose meta part is sent as given (its text and Content-Type, if any), then junit files. */
 function body(meta: string, metaType: string | undefined, files: readonly (string | Buffer)[]) {
@@ -37,10 +35,6 @@ function body(meta: string, metaType: string | undefined, files: readonly (strin
   });
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
-async function uploads(app: TestApp): Promise<{ branch: string }[]> {
-  return app.db.database.db.selectFrom('uploads').select('branch').execute();
 }
 
 interface Sent {
@@ -108,8 +102,6 @@ function sendLarge(url: string, headers: Record<string, string>, payload: Buffer
 
 describe('the meta part of a multipart upload', () => {
   it('is read when sent as a form field with Content-Type: application/json', async () => {
-    t = await buildTestApp();
-    const token = await t.token('acme');
     for (const [type, branch] of [
       ['application/json', 'json-field'],
       ['application/json; charset=utf-8', 'json-field-utf8'],
@@ -118,24 +110,22 @@ describe('the meta part of a multipart upload', () => {
       const res = await t.app.inject({
         method: 'POST',
         url: '/v1/test-results/upload',
-        headers: { 'x-api-token': token, 'content-type': b.contentType },
+        headers: { 'x-api-token': t.orgToken, 'content-type': b.contentType },
         payload: b.payload,
       });
       expect(res.statusCode, `${type}: ${res.body}`).toBe(200);
       expect(res.json().counts).toMatchObject({ files: 1, test_cases: 1 });
     }
-    expect((await uploads(t)).map((u) => u.branch).sort()).toEqual(['json-field', 'json-field-utf8']);
+    expect((await uploadRows(t)).map((u) => u.branch).sort()).toEqual(['json-field', 'json-field-utf8']);
   });
 
   it('refuses one sent as application/json that is not the meta object with the same 400 as a text field', async () => {
-    t = await buildTestApp();
-    const token = await t.token('acme');
     const send = async (meta: string, type: string | undefined) => {
       const b = body(meta, type, [junitXml([{ name: 'a' }])]);
-      return t!.app.inject({
+      return t.app.inject({
         method: 'POST',
         url: '/v1/test-results/upload',
-        headers: { 'x-api-token': token, 'content-type': b.contentType },
+        headers: { 'x-api-token': t.orgToken, 'content-type': b.contentType },
         payload: b.payload,
       });
     };
@@ -156,12 +146,10 @@ describe('the meta part of a multipart upload', () => {
       expect(broken.json().error.code).toBe('INVALID_JSON');
       expect(broken.json().error.message).toMatch(/not valid JSON/);
     }
-    expect(await uploads(t)).toEqual([]);
+    expect(await uploadRows(t)).toEqual([]);
   });
 
   it('answers a bad meta followed by a large file once the body has arrived, without resetting the connection', async () => {
-    t = await buildTestApp();
-    const token = await t.token('acme');
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/v1/test-results/upload`;
     // 24 MiB after the meta: far more than the socket buffers hold, so the client is still sending
@@ -176,16 +164,24 @@ describe('the meta part of a multipart upload', () => {
       ['{"repo": ', undefined],
     ] as const) {
       const b = body(meta, type, [large]);
-      const res = await sendLarge(url, { 'x-api-token': token, 'content-type': b.contentType }, b.payload);
+      const res = await sendLarge(
+        url,
+        { 'x-api-token': t.orgToken, 'content-type': b.contentType },
+        b.payload,
+      );
       expect(res.errors, `${meta} (${type}): the client's request failed`).toEqual([]);
       expect(res.status, res.body).toBe(400);
       expect(['VALIDATION_FAILED', 'INVALID_JSON']).toContain(JSON.parse(res.body).error.code);
       expect(res.writtenBeforeAnswer, 'answered before the body was read').toBe(true);
     }
-    expect(await uploads(t)).toEqual([]);
+    expect(await uploadRows(t)).toEqual([]);
     // A good one on the same server still goes through.
     const ok = body(JSON.stringify(META), 'application/json', [junitXml([{ name: 'a' }])]);
-    const res = await sendLarge(url, { 'x-api-token': token, 'content-type': ok.contentType }, ok.payload);
+    const res = await sendLarge(
+      url,
+      { 'x-api-token': t.orgToken, 'content-type': ok.contentType },
+      ok.payload,
+    );
     expect(res.status, res.body).toBe(200);
   }, 60_000);
 });

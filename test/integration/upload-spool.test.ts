@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { uploadCount } from '../support/reads.ts';
 import { tenantBundle } from '../support/seed.ts';
 import { junitXml, multipart } from '../support/upload.ts';
 
@@ -92,10 +93,6 @@ async function signedPut(app: TestApp, url: string, token: string): Promise<stri
   return `${url}${signed.pathname}${signed.search}`;
 }
 
-async function uploads(app: TestApp): Promise<number> {
-  return (await app.db.database.db.selectFrom('uploads').select('id').execute()).length;
-}
-
 describe('bodies being received are spooled to a file, removed when the request ends', () => {
   it('holds a large multipart upload in a file while it arrives, and removes it once answered', async () => {
     const { app, url, files } = await listening();
@@ -167,13 +164,13 @@ describe('bodies being received are spooled to a file, removed when the request 
     expect(second.status, second.body).toBe(413);
     expect(JSON.parse(second.body).error.code).toBe('PAYLOAD_TOO_LARGE');
     await until(() => files().length === 0);
-    expect(await uploads(app)).toBe(0);
+    expect(await uploadCount(app)).toBe(0);
 
     // The URL was given back: a bundle within the limit is then stored.
     const small = Buffer.from(await tenantBundle(REPO, [junitXml([{ name: 'fits' }])]));
     const ok = await send('PUT', target, { 'content-length': small.length }, [small], true).answer;
     expect(ok.status, ok.body).toBe(200);
-    expect(await uploads(app)).toBe(1);
+    expect(await uploadCount(app)).toBe(1);
   });
 
   it('removes the file of a multipart upload refused with 413 as it arrives', async () => {
@@ -190,7 +187,7 @@ describe('bodies being received are spooled to a file, removed when the request 
     ).answer;
     expect(res.status, res.body).toBe(413);
     await until(() => files().length === 0);
-    expect(await uploads(app)).toBe(0);
+    expect(await uploadCount(app)).toBe(0);
   });
 
   it('removes the file of an upload and of a bundle cut with 408 when they stall', async () => {
@@ -223,7 +220,7 @@ describe('bodies being received are spooled to a file, removed when the request 
     put.request.destroy();
     expect(cutPut.status, cutPut.body).toBe(408);
     await until(() => files().length === 0);
-    expect(await uploads(app)).toBe(0);
+    expect(await uploadCount(app)).toBe(0);
   });
 
   it('removes the file of an upload and of a bundle whose client goes away mid-body', async () => {
@@ -255,7 +252,7 @@ describe('bodies being received are spooled to a file, removed when the request 
     await until(() => files().length === 1);
     put.request.destroy();
     await until(() => files().length === 0);
-    expect(await uploads(app)).toBe(0);
+    expect(await uploadCount(app)).toBe(0);
 
     // The server goes on, and the bundle URL was given back.
     const again = await send('PUT', target, { 'content-length': bundle.length }, [bundle], true).answer;

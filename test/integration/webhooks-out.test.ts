@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app/context.ts';
-import { WebhookDispatcher } from '../../src/runner/webhook-dispatcher.ts';
+import { WebhookDispatcher } from '../../src/app/webhooks-out/dispatch.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { junitXml, upload } from '../support/upload.ts';
@@ -97,7 +97,7 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
     token = await t.token('acme');
     otherToken = await t.token('globex');
     receiver = await Receiver.start();
-    ctx = { db: t.db.database.db, config: t.config, now: () => clock };
+    ctx = { db: t.db.database.db, config: t.config, now: () => clock, caches: t.caches };
     dispatcher = new WebhookDispatcher(ctx, silent);
   });
   afterAll(async () => {
@@ -416,7 +416,7 @@ describe('outgoing webhooks: merge-queue events', () => {
     expect(created.statusCode).toBe(200);
     const secret = created.json().secret as string;
     const dispatcher = new WebhookDispatcher(
-      { db: s.t.db.database.db, config: s.t.config, now: () => scenario.clock },
+      { db: s.t.db.database.db, config: s.t.config, now: () => scenario.clock, caches: s.t.caches },
       silent,
     );
 
@@ -564,7 +564,7 @@ describe('outgoing webhooks: which addresses they may reach', () => {
       await flip(t, token, 'test_one', () => {
         clock += 60_000;
       });
-      const ctx = { db: t.db.database.db, config: t.config, now: () => clock };
+      const ctx = { db: t.db.database.db, config: t.config, now: () => clock, caches: t.caches };
       expect(await new WebhookDispatcher(ctx, silent).runOnce()).toBe(3);
       const first = await newest(t, token, ownHook);
       expect(first.delivery).toMatchObject({ status: 'pending', last_status: 401 });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { type Caches, createCaches } from '../../src/app/caches.ts';
 import type { Forge } from '../../src/app/ports.ts';
 import { createToken } from '../../src/app/tokens.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
@@ -9,6 +10,8 @@ export interface TestApp {
   readonly app: FastifyInstance;
   readonly db: TestDatabase;
   readonly config: Config;
+  /** The app's caches: contexts a test builds around the app (runners) share them, as main.ts does. */
+  readonly caches: Caches;
   /** Creates the organization (if needed) and a new token for it. */
   token(orgSlug: string): Promise<string>;
   /** POSTs a JSON body as an API client would. */
@@ -38,8 +41,10 @@ export async function buildTestApp(
     ...db.env,
     ...env,
   });
+  const caches = createCaches(config);
   const app = await buildApp({
     config,
+    caches,
     database: db.database,
     ...(options.now ? { now: options.now } : {}),
     ...(options.forge ? { forge: options.forge(config, db) } : {}),
@@ -48,6 +53,7 @@ export async function buildTestApp(
     app,
     db,
     config,
+    caches,
     token: async (orgSlug) =>
       (await createToken(db.database.db, { orgSlug, name: 'test', now: Date.now() })).token,
     post: (url, body, token, headers = {}) =>

@@ -1,7 +1,7 @@
 // Every stored attempt of a database as (upload, test) pairs: failed and skipped ones are rows of
 // test_results, passes are decoded from upload_passes (one row per upload, tests by ordinal).
 
-import type { Queryable } from '../../src/store/db.ts';
+import type { Queryable } from '../../src/db/bulk.ts';
 import { decodeOrdinals } from '../../src/store/pass-codec.ts';
 
 export interface StoredAttempt {

@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { buildTestApp, REPO, type TestApp } from './app.ts';
+import { gitEnv as gitEnvOf } from './git-fixture.ts';
 import { storedQueueState } from './queue-rows.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -39,7 +40,7 @@ export class GitScenario {
     this.work = work;
     this.#dirs = dirs;
     this.clock = clock.now;
-    const ctx = { db: t.db.database.db, config: t.config, now: () => this.clock };
+    const ctx = { db: t.db.database.db, config: t.config, now: () => this.clock, caches: t.caches };
     this.runner = new QueueRunner(
       ctx,
       new GitRepositoryForge({ root: t.config.gitRoot, db: t.db.database.db, now: ctx.now }),
@@ -239,14 +240,4 @@ export class GitScenario {
   }
 }
 
-function gitEnv(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env['PATH'],
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_AUTHOR_NAME: 'Dev',
-    GIT_AUTHOR_EMAIL: 'dev@example.com',
-    GIT_COMMITTER_NAME: 'Dev',
-    GIT_COMMITTER_EMAIL: 'dev@example.com',
-  };
-}
+const gitEnv = () => gitEnvOf({ name: 'Dev', email: 'dev@example.com' });

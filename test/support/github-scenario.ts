@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
 import { connectInstallation, grantOwner } from '../../src/app/forge-grants.ts';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { GitHubForge } from '../../src/forge/github/index.ts';
@@ -8,8 +7,14 @@ import { GitHubEventProcessor } from '../../src/runner/github-events.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { repoIsGranted } from '../../src/store/forge-grants.ts';
 import { buildTestApp, type TestApp } from './app.ts';
-import { type GitHubSimulator, generateAppKeyPair, startGitHubSimulator } from './github-sim/index.ts';
+import {
+  type GitHubSimulator,
+  generateAppKeyPair,
+  type OpenPullRequestOptions,
+  startGitHubSimulator,
+} from './github-sim/index.ts';
 import { storedQueueState } from './queue-rows.ts';
+import { createQueueWith, runUntilIdle } from './scenario-queue.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 export const SECRET = 'webhook-secret-for-tests';
@@ -32,7 +37,7 @@ export class GitHubScenario {
     this.sim = sim;
     this.t = t;
     this.token = token;
-    const ctx = { db: t.db.database.db, config: t.config, now: () => this.clock };
+    const ctx = { db: t.db.database.db, config: t.config, now: () => this.clock, caches: t.caches };
     this.runner = new QueueRunner(ctx, forge, silent);
     this.events = new GitHubEventProcessor(ctx, forge, silent);
   }
@@ -115,21 +120,21 @@ export class GitHubScenario {
         installationId: sim.installationId(GH_REPO.owner),
         now: at,
       });
-    const created = await scenario.post('/v1/createQueue', { repo: GH_REPO, targetBranch: 'main' });
-    expect(created.statusCode, created.body).toBe(200);
-    if (Object.keys(settings).length > 0) {
-      const updated = await scenario.post('/v1/updateQueue', {
-        repo: GH_REPO,
-        targetBranch: 'main',
-        ...settings,
-      });
-      expect(updated.statusCode, updated.body).toBe(200);
-    }
+    await createQueueWith((url, body) => scenario.post(url, body), GH_REPO, settings);
     return scenario;
   }
 
   post(url: string, body: object) {
     return this.t.post(url, body, this.token);
+  }
+
+  /** Opens a PR (by default head `f`, one file) whose required check has passed: its number. */
+  async openGreenPr(
+    pr: OpenPullRequestOptions = { head: 'f', title: 'F', files: { 'f.txt': 'f\n' } },
+  ): Promise<number> {
+    const n = await this.sim.openPullRequest(GH_REPO.owner, GH_REPO.name, pr);
+    await this.headGreen(n);
+    return n;
   }
 
   /** CI's required check ("ci") passes on PR n's head and the queue hears of it: only then is the PR ready. */
@@ -148,22 +153,17 @@ export class GitHubScenario {
   /** Lets time pass, then alternates runner passes and webhook processing until nothing is left to do. */
   async settle(): Promise<void> {
     this.clock += OBSERVE_EVERY_MS;
-    for (let i = 0; i < 30; i++) {
-      await this.runner.runOnce();
-      await this.deliver();
-      const pending = await this.t.db.database.db
-        .selectFrom('queue_actions')
-        .select('id')
-        .where('done_at', 'is', null)
-        .execute();
-      const undelivered = await this.t.db.database.db
-        .selectFrom('github_deliveries')
-        .select('id')
-        .where('processed_at', 'is', null)
-        .execute();
-      if (pending.length === 0 && undelivered.length === 0) return;
-    }
-    throw new Error('the queue did not settle in 30 passes');
+    const db = this.t.db.database.db;
+    await runUntilIdle(
+      db,
+      async () => {
+        await this.runner.runOnce();
+        await this.deliver();
+      },
+      async () =>
+        (await db.selectFrom('github_deliveries').select('id').where('processed_at', 'is', null).execute())
+          .length > 0,
+    );
   }
 
   async pr(n: number) {

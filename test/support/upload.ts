@@ -65,12 +65,12 @@ export function upload(
 
 /** A JUnit file with one test per entry, each passing or failing. */
 export function junitXml(
-  cases: readonly { name: string; classname?: string; file?: string; fail?: string | false }[],
+  cases: readonly { name: string; classname?: string; file?: string; fail?: string | false; time?: number }[],
   suite = 'suite',
 ): string {
   const body = cases
     .map((c) => {
-      const attrs = `name="${c.name}" classname="${c.classname ?? 'pkg.Class'}"${c.file ? ` file="${c.file}"` : ''}`;
+      const attrs = `name="${c.name}" classname="${c.classname ?? 'pkg.Class'}"${c.file ? ` file="${c.file}"` : ''}${c.time !== undefined ? ` time="${c.time}"` : ''}`;
       return c.fail
         ? `<testcase ${attrs}><failure message="boom">${c.fail}</failure></testcase>`
         : `<testcase ${attrs}/>`;

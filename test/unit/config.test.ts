@@ -122,6 +122,55 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it("sizes ingestion's caches from MAINLINE_SEEN_TESTS_CACHE, MAINLINE_TEST_ID_CACHE and MAINLINE_FAILURE_CACHE", () => {
+    expect(loadConfig({}, '/')).toMatchObject({
+      seenTestsCache: 500_000,
+      testIdCache: 250_000,
+      failureCache: 10_000,
+    });
+    const c = loadConfig(
+      { MAINLINE_SEEN_TESTS_CACHE: '0', MAINLINE_TEST_ID_CACHE: '1000', MAINLINE_FAILURE_CACHE: '50' },
+      '/',
+    );
+    expect(c).toMatchObject({ seenTestsCache: 0, testIdCache: 1000, failureCache: 50 });
+    expect(() => loadConfig({ MAINLINE_TEST_ID_CACHE: 'many' }, '/')).toThrow(
+      'MAINLINE_TEST_ID_CACHE must be a whole number from 0 to 100000000, got "many"',
+    );
+  });
+
+  it('sizes the read, pass and merge-base caches from MAINLINE_KEPT_PAGES, _KEPT_DETAILS, _PAGE_CACHE, _PASS_CACHE_BYTES and _MERGE_BASE_CACHE', () => {
+    expect(loadConfig({}, '/')).toMatchObject({
+      keptPages: 64,
+      keptDetails: 4096,
+      pageCacheSize: 256,
+      passCacheBytes: 64 * 1024 * 1024,
+      mergeBaseCache: 10_000,
+    });
+    const c = loadConfig(
+      {
+        MAINLINE_KEPT_PAGES: '8',
+        MAINLINE_KEPT_DETAILS: '100',
+        MAINLINE_PAGE_CACHE: '32',
+        MAINLINE_PASS_CACHE_BYTES: '0',
+        MAINLINE_MERGE_BASE_CACHE: '0',
+      },
+      '/',
+    );
+    expect(c).toMatchObject({
+      keptPages: 8,
+      keptDetails: 100,
+      pageCacheSize: 32,
+      passCacheBytes: 0,
+      mergeBaseCache: 0,
+    });
+    expect(() => loadConfig({ MAINLINE_KEPT_PAGES: '0' }, '/')).toThrow(
+      'MAINLINE_KEPT_PAGES must be a whole number from 1 to 100000, got "0"',
+    );
+    expect(() => loadConfig({ MAINLINE_PASS_CACHE_BYTES: '64MB' }, '/')).toThrow(
+      'MAINLINE_PASS_CACHE_BYTES must be a whole number from 0 to 1099511627776, got "64MB"',
+    );
+  });
+
   it('reads GitHub settings: a token for github.com, or an App on GitHub Enterprise Server', () => {
     expect(loadConfig({}).github).toBeUndefined();
     expect(

@@ -4,8 +4,9 @@
 // normalisation would split a test's failure groups.)
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { failureFacts, type IdentityContext } from '../../src/app/ingest/derive.ts';
-import { TestIdMemo } from '../../src/app/ingest/test-id-memo.ts';
+import { Derivation } from '../../src/app/ingest/prepare/derive.ts';
+import { TestIdMemo } from '../../src/app/ingest/prepare/test-id-memo.ts';
+import type { IdentityContext } from '../../src/app/ingest/prepare/types.ts';
 import { describeFailure } from '../../src/domain/failures/index.ts';
 import { MASKS, normaliseLine, stripAnsi } from '../../src/domain/failures/normalise.ts';
 import type { JunitAttempt } from '../../src/domain/junit/index.ts';
@@ -84,7 +85,7 @@ describe('TestIdMemo', () => {
   });
 
   it('remembers: a suite seen again is answered without growing', () => {
-    const memo = new TestIdMemo();
+    const memo = new TestIdMemo(1000);
     const suite = Array.from({ length: 50 }, (_, i) => ({
       name: `t${i}`,
       classname: `C${i % 3}`,
@@ -101,6 +102,8 @@ describe('TestIdMemo', () => {
 });
 
 describe('failureFacts', () => {
+  const derivation = new Derivation({ testIds: 1000, failingTests: 100, failureTexts: 20 });
+  const failureFacts = (a: JunitAttempt, testId?: string) => derivation.failureFacts(a, testId);
   it("gives describeFailure's facts and the text's storage key, for texts seen before as for new ones", () => {
     const texts = fc
       .array(fc.constantFrom(...PIECES, '\n', '\n    at '), { maxLength: 30 })

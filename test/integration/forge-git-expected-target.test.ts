@@ -4,7 +4,7 @@
  * answer was lost (the target moved because of it) is still a success when asked again.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bareGit, commitOn, createFixture, type GitFixture, history, lines } from './forge-git-helpers.ts';
+import { bareGit, commitOn, createFixture, type GitFixture, history, lines } from '../support/git-fixture.ts';
 
 let fx: GitFixture;
 beforeEach(async () => {

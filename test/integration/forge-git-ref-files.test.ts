@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readRefValue } from '../../src/forge/git/ref-files.ts';
-import { bareGit, commitOn, createFixture, type GitFixture } from './forge-git-helpers.ts';
+import { bareGit, commitOn, createFixture, type GitFixture } from '../support/git-fixture.ts';
 
 describe('a branch read from the ref files', () => {
   let fx: GitFixture;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitForge, GitInputError } from '../../src/forge/git/index.ts';
-import { bareGit, commitOn, createFixture, type GitFixture, sh } from './forge-git-helpers.ts';
+import { bareGit, commitOn, createFixture, type GitFixture, sh } from '../support/git-fixture.ts';
 
 describe('repoPath', () => {
   const forge = new GitForge({ root: '/srv/mainline/repos' });

@@ -21,7 +21,8 @@ export interface Author {
 
 const DEV: Author = { name: 'Dev Eloper', email: 'dev@example.com' };
 
-function env(author: Author): NodeJS.ProcessEnv {
+/** The environment git runs in: no system or user configuration, `author` as author and committer. */
+export function gitEnv(author: Author): NodeJS.ProcessEnv {
   return {
     PATH: process.env['PATH'],
     HOME: tmpdir(),
@@ -36,7 +37,7 @@ function env(author: Author): NodeJS.ProcessEnv {
 
 /** Run git in cwd (the working clone, or a bare repository via --git-dir). */
 export function sh(cwd: string, args: string[], author: Author = DEV): string {
-  return execFileSync('git', args, { cwd, env: env(author), encoding: 'utf8', stdio: 'pipe' }).replace(
+  return execFileSync('git', args, { cwd, env: gitEnv(author), encoding: 'utf8', stdio: 'pipe' }).replace(
     /\n$/,
     '',
   );

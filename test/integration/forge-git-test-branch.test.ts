@@ -8,7 +8,7 @@ import {
   history,
   lines,
   treePaths,
-} from './forge-git-helpers.ts';
+} from '../support/git-fixture.ts';
 
 let fx: GitFixture;
 beforeEach(async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseMainlineConfig } from '../../src/forge/git/index.ts';
-import { commitOn, createFixture, type GitFixture } from './forge-git-helpers.ts';
+import { commitOn, createFixture, type GitFixture } from '../support/git-fixture.ts';
 
 function statuses(source: string): string[] | null {
   const result = parseMainlineConfig(source);

@@ -9,7 +9,7 @@ import {
   history,
   lines,
   sh,
-} from './forge-git-helpers.ts';
+} from '../support/git-fixture.ts';
 
 let fx: GitFixture;
 beforeEach(async () => {
