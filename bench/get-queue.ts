@@ -15,7 +15,7 @@ import { applyEvent } from '../src/app/queue/apply.ts';
 import { GitRepositoryForge } from '../src/forge/git-repository-forge.ts';
 import { GitHubForge } from '../src/forge/github/index.ts';
 import { RoutingForge } from '../src/forge/router.ts';
-import { repoIsGranted } from '../src/store/forge-grants.ts';
+import { repoIsGranted } from '../src/store/forge/grants.ts';
 import { buildTestApp } from '../test/support/app.ts';
 import { startGitHubSimulator } from '../test/support/github-sim/index.ts';
 

@@ -19,8 +19,8 @@ import {
   type QueueState,
   step,
 } from '../src/domain/queue/index.ts';
-import { archive } from '../src/store/queue-archive.ts';
-import { insertActions, saveQueueState } from '../src/store/queues.ts';
+import { archive } from '../src/store/queue/archive.ts';
+import { insertActions, saveQueueState } from '../src/store/queue/queues.ts';
 import type { Tables } from '../src/store/schema.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 

@@ -17,13 +17,13 @@ import type { Queryable } from '../src/db/bulk.ts';
 import { type Database, openDatabase } from '../src/db/database.ts';
 import { failureFingerprint, summariseFailure } from '../src/domain/failures/index.ts';
 import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
-import { failureTextHash } from '../src/store/failure-texts.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { findOrgBySlug } from '../src/store/orgs.ts';
-import { encodePasses, type PassEntry } from '../src/store/pass-codec.ts';
-import { countPasses, insertUploadPasses, PassBlobs, passCounts } from '../src/store/passes.ts';
-import { rebuildRollups } from '../src/store/rollups-write.ts';
 import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
+import { findOrgBySlug } from '../src/store/tenancy/orgs.ts';
+import { failureTextHash } from '../src/store/uploads/failure-texts.ts';
+import { encodePasses, type PassEntry } from '../src/store/uploads/pass-codec.ts';
+import { countPasses, insertUploadPasses, PassBlobs, passCounts } from '../src/store/uploads/passes.ts';
+import { rebuildRollups } from '../src/store/uploads/rollups-write.ts';
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
 /** Bump when the generated data changes shape, so cached databases are seeded again. */
@@ -519,7 +519,7 @@ async function seedRepo(
   }
 
   // The seed writes results and pass blobs directly, not through ingest: the test-health rollups
-  // (store/rollups.ts) that every read uses are built from them once, as migration 0018 does.
+  // (store/uploads/rollups.ts) that every read uses are built from them once, as migration 0018 does.
   await rebuildRollups(db as unknown as Queryable, repository.id);
 
   const counts = await db

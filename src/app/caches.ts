@@ -1,10 +1,10 @@
 // Every in-memory cache of the app, made once per AppContext and sized from the configuration: a
 // test app gets fresh ones, and nothing is kept at module level. Each cache is correct on its own
 // terms (see its module): the health reads' caches are keyed by the repository's health_version,
-// which every store writer of test_cases bumps (store/repos.ts writeTestHealth), so no write is missed.
+// which every store writer of test_cases bumps (store/tenancy/repos.ts writeTestHealth), so no write is missed.
 import type { Config } from '../config.ts';
 import { Lru } from '../lib/lru.ts';
-import { PassBlobs } from '../store/passes.ts';
+import { PassBlobs } from '../store/uploads/passes.ts';
 import { WriterCache } from './github/writers.ts';
 import { PageCache } from './health/page-cache.ts';
 import { IdentifierIds, QuarantineIndexCache } from './health/quarantine-index.ts';
@@ -36,7 +36,7 @@ export function createCaches(config: Config) {
     quarantineIndex: new QuarantineIndexCache(config.quarantineIndexIds),
     /** Test ids of identifiers getQuarantineConfig was asked about (health/quarantine-index.ts). */
     identifierIds: new IdentifierIds(Math.min(config.quarantineIndexIds, MAX_REMEMBERED_IDS)),
-    /** Decoded pass blobs of recent uploads, up to MAINLINE_PASS_CACHE_BYTES (store/passes.ts). */
+    /** Decoded pass blobs of recent uploads, up to MAINLINE_PASS_CACHE_BYTES (store/uploads/passes.ts). */
     passBlobs: new PassBlobs(config.passCacheBytes),
     /** Merge bases of commit pairs, for the git forge the app builds (forge/git/objects.ts). */
     mergeBases: new Lru<{ readonly base: string | null }>(config.mergeBaseCache),

@@ -1,8 +1,8 @@
 import type { Config } from '../config.ts';
 import type { Queryable } from '../db/bulk.ts';
 import { AppError } from '../domain/errors.ts';
-import * as grants from '../store/forge-grants.ts';
-import { findOrgBySlug } from '../store/orgs.ts';
+import * as grants from '../store/forge/grants.ts';
+import { findOrgBySlug } from '../store/tenancy/orgs.ts';
 import type { Caller } from './context.ts';
 
 /**

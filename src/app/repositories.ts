@@ -3,7 +3,7 @@ import type { Queryable } from '../db/bulk.ts';
 import { AppError } from '../domain/errors.ts';
 import { repoFullName } from '../domain/testid/index.ts';
 import { Lru } from '../lib/lru.ts';
-import * as repos from '../store/repos.ts';
+import * as repos from '../store/tenancy/repos.ts';
 import type { Caller } from './context.ts';
 import type { PageTokens } from './page-token.ts';
 import { type PageInfo, type PageQuery, paginate } from './paginate.ts';

@@ -1,10 +1,10 @@
 import { DAY_MS } from '../domain/health/index.ts';
-import { deleteBundleUploadsBefore } from '../store/bundles.ts';
-import { deleteFailureTextsUsedBefore } from '../store/failure-texts.ts';
-import { allRepoIds } from '../store/repos.ts';
-import { deleteSnapshotsBefore } from '../store/snapshots.ts';
+import { allRepoIds } from '../store/tenancy/repos.ts';
+import { deleteSnapshotsBefore } from '../store/tests/snapshots.ts';
 import { inTransaction } from '../store/transaction.ts';
-import { deleteUploadWithAttempts, uploadsCreatedBefore } from '../store/uploads.ts';
+import { deleteBundleUploadsBefore } from '../store/uploads/bundles.ts';
+import { deleteFailureTextsUsedBefore } from '../store/uploads/failure-texts.ts';
+import { deleteUploadWithAttempts, uploadsCreatedBefore } from '../store/uploads/uploads.ts';
 import type { AppContext } from './context.ts';
 import { SNAPSHOT_TTL_MS } from './snapshot-paginate.ts';
 

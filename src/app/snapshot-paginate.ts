@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Queryable } from '../db/bulk.ts';
 import type { Tables } from '../store/schema.ts';
-import { findReusableSnapshot, findSnapshot, saveSnapshot } from '../store/snapshots.ts';
+import { findReusableSnapshot, findSnapshot, saveSnapshot } from '../store/tests/snapshots.ts';
 import { inTransaction } from '../store/transaction.ts';
 import { invalidPageToken, PageTokens } from './page-token.ts';
 import type { PageInfo, PageQuery } from './paginate.ts';

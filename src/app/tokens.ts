@@ -3,8 +3,8 @@ import type { Queryable } from '../db/bulk.ts';
 import { AppError } from '../domain/errors.ts';
 import { reservedOrgSlugReason } from '../domain/org-slug.ts';
 import { Lru } from '../lib/lru.ts';
-import { findOrgBySlug, insertOrgIfAbsent } from '../store/orgs.ts';
-import * as tokens from '../store/tokens.ts';
+import { findOrgBySlug, insertOrgIfAbsent } from '../store/tenancy/orgs.ts';
+import * as tokens from '../store/tenancy/tokens.ts';
 import type { Caller } from './context.ts';
 
 /** Lower-case letters, digits and inner dashes, 1–64 characters. */

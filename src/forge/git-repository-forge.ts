@@ -11,9 +11,9 @@ import type {
   MergeOutcome,
   RepositoryHostingForge,
 } from '../app/ports.ts';
-import { findPullRequest, type GitPullRequestRow, setPullRequestState } from '../store/git-prs.ts';
-import { oldestRepoIdNamed } from '../store/repos.ts';
+import { findPullRequest, type GitPullRequestRow, setPullRequestState } from '../store/forge/git-prs.ts';
 import type { Tables } from '../store/schema.ts';
+import { oldestRepoIdNamed } from '../store/tenancy/repos.ts';
 
 type RequiredStatuses = Awaited<ReturnType<Forge['requiredStatuses']>>;
 

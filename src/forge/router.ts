@@ -12,7 +12,7 @@ import {
 import type { Config } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import type { WorkflowRun } from '../domain/fork-run.ts';
-import { repoIsGranted } from '../store/forge-grants.ts';
+import { repoIsGranted } from '../store/forge/grants.ts';
 import { GitRepositoryForge } from './git-repository-forge.ts';
 import { GitHubForge } from './github/index.ts';
 import { GitLabForge } from './gitlab/forge.ts';

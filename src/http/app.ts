@@ -17,7 +17,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AppError } from '../domain/errors.ts';
 import { createForge } from '../forge/router.ts';
-import { getOrCreateSecret } from '../store/secrets.ts';
+import { getOrCreateSecret } from '../store/tenancy/secrets.ts';
 import { registerDashboard } from '../web/routes.ts';
 import { registerIngestMetrics } from './ingest-metrics.ts';
 import { loggerOptions } from './logging.ts';

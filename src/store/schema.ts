@@ -121,7 +121,7 @@ export interface TestCasesTable {
 }
 
 /**
- * The passing attempts of one upload (migration 0012, store/pass-codec.ts): their tests' ordinals,
+ * The passing attempts of one upload (migration 0012, store/uploads/pass-codec.ts): their tests' ordinals,
  * sorted, and their times, retries and durations. Branch, commit and PR are the upload's. Every other
  * attempt (failed, skipped) is a row of `test_results`.
  */
@@ -432,7 +432,7 @@ export interface DashboardRepoDaysTable {
 }
 
 /**
- * Test-health rollups (migration 0018, store/rollups.ts): one test's attempts in one UTC hour, written
+ * Test-health rollups (migration 0018, store/uploads/rollups.ts): one test's attempts in one UTC hour, written
  * in the ingest transaction and taken back out when retention deletes an upload. `hour` is the hour's
  * start / 3,600,000; `ordinal` the test's `test_cases.ordinal`.
  */
@@ -452,7 +452,7 @@ export interface TestRunHoursTable {
 
 /**
  * One test's timed attempts in the week of its latest one and the week before, and their mean
- * (migration 0028, store/durations.ts); `week` is floor((UTC day + 3) / 7).
+ * (migration 0028, store/uploads/durations.ts); `week` is floor((UTC day + 3) / 7).
  */
 export interface TestDurationMeansTable {
   repo_id: string;
@@ -465,7 +465,7 @@ export interface TestDurationMeansTable {
   mean_ms: number | null;
 }
 
-/** A repository's timed attempts and retried failures in one UTC day (migration 0028, store/durations.ts). */
+/** A repository's timed attempts and retried failures in one UTC day (migration 0028, store/uploads/durations.ts). */
 export interface RepoTimeDaysTable {
   repo_id: string;
   day: number;

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_IDENTITY, DEFAULT_TIMEOUT_MS } from '../../src/forge/git/git.ts';
 import { mergePullRequest } from '../../src/forge/git/merge.ts';
 import { LEASE_MS } from '../../src/runner/queue-runner.ts';
-import { setPullRequestState } from '../../src/store/git-prs.ts';
+import { setPullRequestState } from '../../src/store/forge/git-prs.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
 import { ORG, post200, randomInt, ServerProcess, serverEnv, waitFor } from './support/cluster.ts';
 import { FakeCi, GitRemote, prTitle, squashSubject } from './support/git-remote.ts';

@@ -1,11 +1,11 @@
 // Issue 28, durations: the slowest tests by their recent mean and the repository's test time and CI
 // time lost per day (…/durations), and a test's mean duration per day (its page), from the rows
-// migration 0028 adds and ingest keeps (store/durations.ts); retention takes an upload back out of
+// migration 0028 adds and ingest keeps (store/uploads/durations.ts); retention takes an upload back out of
 // them. Through the real HTTP stack, both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
-import { slowestTests } from '../../src/store/durations.ts';
-import { decodeDetails, decodeOrdinals } from '../../src/store/pass-codec.ts';
+import { slowestTests } from '../../src/store/uploads/durations.ts';
+import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { chartName, getPage, signIn, tableRows } from '../support/dashboard.ts';
 import { upload } from '../support/upload.ts';

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recentFailures } from '../../src/store/dashboard.ts';
+import { recentFailures } from '../../src/store/dashboard/repo-days.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';

@@ -5,7 +5,7 @@ import { createToken } from '../../src/app/tokens.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { roleOfAccessLevel } from '../../src/forge/gitlab/members.ts';
 import { statusState } from '../../src/forge/gitlab/statuses.ts';
-import { repoIsGranted } from '../../src/store/forge-grants.ts';
+import { repoIsGranted } from '../../src/store/forge/grants.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { runCli } from '../support/process.ts';
 

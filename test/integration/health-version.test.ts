@@ -1,19 +1,19 @@
 // The repository's health_version names what its test-health reads show: the kept answers, page
 // records, quarantine index and list snapshots (app/caches.ts) are reused while it stays. Every store
-// writer of test_cases bumps it (store/repos.ts writeTestHealth), and so does retention, which deletes
+// writer of test_cases bumps it (store/tenancy/repos.ts writeTestHealth), and so does retention, which deletes
 // the attempts the reads count.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
-import { healthVersion } from '../../src/store/repos.ts';
-import { setManualFlag, setQuarantineOverride, setTicket } from '../../src/store/test-case-writes.ts';
+import { healthVersion } from '../../src/store/tenancy/repos.ts';
+import { setManualFlag, setQuarantineOverride, setTicket } from '../../src/store/tests/case-writes.ts';
 import {
   findTestCases,
   markSeen,
   setOwners,
   updateTestCases,
   upsertTestCases,
-} from '../../src/store/test-cases.ts';
-import { deleteUploadWithAttempts } from '../../src/store/uploads.ts';
+} from '../../src/store/tests/cases.ts';
+import { deleteUploadWithAttempts } from '../../src/store/uploads/uploads.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
 

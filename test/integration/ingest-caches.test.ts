@@ -3,7 +3,7 @@
 // with the cache; MAINLINE_TEST_ID_CACHE and MAINLINE_FAILURE_CACHE at their smallest change no id or
 // failure group either.
 import { describe, expect, it } from 'vitest';
-import { healthVersion } from '../../src/store/repos.ts';
+import { healthVersion } from '../../src/store/tenancy/repos.ts';
 import { REPO } from '../support/app.ts';
 import { repositoryRow, storedTestId } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';

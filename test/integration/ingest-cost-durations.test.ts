@@ -1,4 +1,4 @@
-// Durations in the hourly rollups (migration 0023, store/durations.ts): each (hour, test) row of
+// Durations in the hourly rollups (migration 0023, store/uploads/durations.ts): each (hour, test) row of
 // test_run_hours sums its attempts' durations (passes from the pass blob, failed and skipped results
 // from their rows) and counts those that had one; retention takes an upload's durations back out; the
 // migration fills them from the stored rows; durationsByTest and durationTrend read them.
@@ -6,10 +6,10 @@ import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
-import { durationsByTest, durationTrend } from '../../src/store/durations.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { decodeDetails, decodeOrdinals } from '../../src/store/pass-codec.ts';
+import { durationsByTest, durationTrend } from '../../src/store/uploads/durations.ts';
+import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { upload } from '../support/upload.ts';
 

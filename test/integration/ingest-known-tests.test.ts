@@ -2,8 +2,8 @@
 // being looked up again. What a user changes in between — a quarantine override, a flag — must be
 // what the next upload acts on.
 import { describe, expect, it } from 'vitest';
-import { healthVersion } from '../../src/store/repos.ts';
-import { seenOf, type TestCaseRow } from '../../src/store/test-cases.ts';
+import { healthVersion } from '../../src/store/tenancy/repos.ts';
+import { seenOf, type TestCaseRow } from '../../src/store/tests/cases.ts';
 import { REPO } from '../support/app.ts';
 import { repositoryRow, storedResultsOf, storedTestId, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';

@@ -8,7 +8,7 @@ import { ingestUpload } from '../../src/app/ingest/ingest.ts';
 import { ParserPool } from '../../src/app/ingest/parsing/pool.ts';
 import { prepareUpload } from '../../src/app/ingest/prepare/prepare-upload.ts';
 import type { UploadMeta } from '../../src/app/ingest/prepare/types.ts';
-import { findOrgBySlug } from '../../src/store/orgs.ts';
+import { findOrgBySlug } from '../../src/store/tenancy/orgs.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junit, junitXml, upload } from '../support/upload.ts';
 

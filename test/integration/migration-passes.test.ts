@@ -7,7 +7,7 @@ import { Migrator } from 'kysely/migration';
 import { describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { countPasses } from '../../src/store/passes.ts';
+import { countPasses } from '../../src/store/uploads/passes.ts';
 import { REPO, type TestApp } from '../support/app.ts';
 import { storedAttempts } from '../support/attempts.ts';
 import { onPostgres } from '../support/database.ts';

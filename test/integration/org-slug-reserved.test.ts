@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../../src/app/tokens.ts';
 import { RESERVED_ORG_SLUGS } from '../../src/domain/org-slug.ts';
-import { findOrgBySlug, insertOrgIfAbsent } from '../../src/store/orgs.ts';
+import { findOrgBySlug, insertOrgIfAbsent } from '../../src/store/tenancy/orgs.ts';
 import { runCli } from '../support/process.ts';
 import { useTestApp } from '../support/use-test-app.ts';
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Forge } from '../../src/app/ports.ts';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { LEASE_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
-import { acquireLease } from '../../src/store/queues.ts';
+import { acquireLease } from '../../src/store/queue/queues.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 
 const silent = { info() {}, warn() {}, error() {} };

@@ -11,7 +11,7 @@ import { applyEvent, queueStateOf } from '../../src/app/queue/apply.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import type { QueueState } from '../../src/domain/queue/index.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { findQueueById } from '../../src/store/queues.ts';
+import { findQueueById } from '../../src/store/queue/queues.ts';
 import { onPostgres } from '../support/database.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { storedQueueState } from '../support/queue-rows.ts';

@@ -3,7 +3,7 @@
 // newer results are untouched; 0 keeps everything.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
-import { countPasses } from '../../src/store/passes.ts';
+import { countPasses } from '../../src/store/uploads/passes.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { junitXml, upload } from '../support/upload.ts';
 

@@ -1,4 +1,4 @@
-// The test-health rollups (store/rollups.ts, migration 0018) agree with the raw history: after random
+// The test-health rollups (store/uploads/rollups.ts, migration 0018) agree with the raw history: after random
 // uploads (passes, failures whose texts differ in numbers, skips, retries, attempt times across
 // 30 days and hours), retention passes under a moving clock, and quarantine changes, the rows of
 // test_run_hours and test_failure_hours equal what a recomputation from test_results and the
@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { decodeDetails, decodeOrdinals } from '../../src/store/pass-codec.ts';
-import { rebuildRollups } from '../../src/store/rollups-write.ts';
+import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
+import { rebuildRollups } from '../../src/store/uploads/rollups-write.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { multipart } from '../support/upload.ts';
 

@@ -2,7 +2,7 @@
 // test_results, passes are decoded from upload_passes (one row per upload, tests by ordinal).
 
 import type { Queryable } from '../../src/db/bulk.ts';
-import { decodeOrdinals } from '../../src/store/pass-codec.ts';
+import { decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 
 export interface StoredAttempt {
   upload_id: string;

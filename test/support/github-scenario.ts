@@ -5,7 +5,7 @@ import { GitHubForge } from '../../src/forge/github/index.ts';
 import { RoutingForge } from '../../src/forge/router.ts';
 import { GitHubEventProcessor } from '../../src/runner/github-events.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
-import { repoIsGranted } from '../../src/store/forge-grants.ts';
+import { repoIsGranted } from '../../src/store/forge/grants.ts';
 import { buildTestApp, type TestApp } from './app.ts';
 import {
   type GitHubSimulator,

@@ -11,7 +11,7 @@ import { describeFailure } from '../../src/domain/failures/index.ts';
 import { MASKS, normaliseLine, stripAnsi } from '../../src/domain/failures/normalise.ts';
 import type { JunitAttempt } from '../../src/domain/junit/index.ts';
 import { testCaseId } from '../../src/domain/testid/index.ts';
-import { failureTextHash } from '../../src/store/failure-texts.ts';
+import { failureTextHash } from '../../src/store/uploads/failure-texts.ts';
 
 function everyMask(line: string): string {
   let result = stripAnsi(line);

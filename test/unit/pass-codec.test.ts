@@ -1,4 +1,4 @@
-// An upload's passes as stored (store/pass-codec.ts): decoding gives back every pass, ordered by its
+// An upload's passes as stored (store/uploads/pass-codec.ts): decoding gives back every pass, ordered by its
 // test's ordinal with a test's own passes in the order they came, and passRange finds exactly a
 // test's passes.
 import fc from 'fast-check';
@@ -10,7 +10,7 @@ import {
   type PassEntry,
   PassList,
   passRange,
-} from '../../src/store/pass-codec.ts';
+} from '../../src/store/uploads/pass-codec.ts';
 
 const BASE = Date.parse('2026-11-20T00:00:00Z');
 const entry = fc.record({

@@ -1,5 +1,5 @@
-import { type AllTestsFilter, countAllTests, listAllTestIds } from '../../store/all-tests.ts';
-import { listRows, type TestListRow } from '../../store/dashboard.ts';
+import { type AllTestsFilter, countAllTests, listAllTestIds } from '../../store/dashboard/all-tests.ts';
+import { listRows, type TestListRow } from '../../store/dashboard/repo-days.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { PAGE_SIZE } from './tests.ts';

@@ -1,4 +1,5 @@
 import { DAY_MS } from '../../domain/health/index.ts';
+import { listQueues } from '../../store/queue/queues.ts';
 import {
   dailyDurations,
   dayOf,
@@ -7,8 +8,7 @@ import {
   type SlowTest,
   slowestTests,
   weekOf,
-} from '../../store/durations.ts';
-import { listQueues } from '../../store/queues.ts';
+} from '../../store/uploads/durations.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { queueStateOf } from '../queue/apply.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
@@ -58,7 +58,7 @@ export async function timeDays(ctx: AppContext, repoId: string, days: number): P
 
 /**
  * The durations page: the slowest tests by their recent mean (precomputed per test and kept in the
- * ingest transaction, store/durations.ts), 50 a page, and the repository's test time per day.
+ * ingest transaction, store/uploads/durations.ts), 50 a page, and the repository's test time per day.
  */
 export async function durationsPage(
   ctx: AppContext,

@@ -1,7 +1,7 @@
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
-import { listRows, type TestListRow } from '../../store/dashboard.ts';
-import { failingPage, latestFailuresOf } from '../../store/dashboard-failing.ts';
-import { countFailing } from '../../store/test-lists.ts';
+import { failingPage, latestFailuresOf } from '../../store/dashboard/failing.ts';
+import { listRows, type TestListRow } from '../../store/dashboard/repo-days.ts';
+import { countFailing } from '../../store/tests/lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { PAGE_SIZE } from './tests.ts';

@@ -9,11 +9,11 @@ import {
   saveRepoDays,
   transitionsSince,
   uploadsPerDay,
-} from '../../store/dashboard.ts';
-import { countArchivedSince } from '../../store/queue-charts.ts';
-import { listQueues } from '../../store/queues.ts';
-import { listRepos } from '../../store/repos.ts';
-import { countFailing } from '../../store/test-lists.ts';
+} from '../../store/dashboard/repo-days.ts';
+import { countArchivedSince } from '../../store/queue/charts.ts';
+import { listQueues } from '../../store/queue/queues.ts';
+import { listRepos } from '../../store/tenancy/repos.ts';
+import { countFailing } from '../../store/tests/lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { queueStateOf } from '../queue/apply.ts';
 import type { Repository } from '../repositories.ts';

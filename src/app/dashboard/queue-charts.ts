@@ -10,7 +10,7 @@ import {
   judgedSince,
   MAX_ROWS,
   saveChartHours,
-} from '../../store/queue-charts.ts';
+} from '../../store/queue/charts.ts';
 import type { AppContext } from '../context.ts';
 
 export const HOUR_MS = 3_600_000;

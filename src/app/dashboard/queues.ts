@@ -7,10 +7,10 @@ import {
   type PrEntry,
   type TestRun,
 } from '../../domain/queue/index.ts';
-import { recentArchived } from '../../store/dashboard.ts';
-import { findPullRequest, type GitPullRequestRow } from '../../store/git-prs.ts';
-import { archivedPr } from '../../store/queue-archive.ts';
-import { listQueues } from '../../store/queues.ts';
+import { recentArchived } from '../../store/dashboard/repo-days.ts';
+import { findPullRequest, type GitPullRequestRow } from '../../store/forge/git-prs.ts';
+import { archivedPr } from '../../store/queue/archive.ts';
+import { listQueues } from '../../store/queue/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { assertForgeGranted } from '../forge-grants.ts';
 import type { Forge } from '../ports.ts';

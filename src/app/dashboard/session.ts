@@ -1,4 +1,4 @@
-import { findTokenById, touchToken } from '../../store/tokens.ts';
+import { findTokenById, touchToken } from '../../store/tenancy/tokens.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { authenticate } from '../tokens.ts';
 

@@ -8,12 +8,17 @@ import {
   type TestFilter,
   type TestListRow,
   type TestSort,
-} from '../../store/dashboard.ts';
-import { listEvents, type TestCaseEventRow } from '../../store/events.ts';
-import { listQueues } from '../../store/queues.ts';
-import { findReposByOwnerAndName } from '../../store/repos.ts';
-import { type DailyOutcomeRow, dailyOutcomesOf, failureGroupsOf, runCountsOf } from '../../store/rollups.ts';
-import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
+} from '../../store/dashboard/repo-days.ts';
+import { listQueues } from '../../store/queue/queues.ts';
+import { findReposByOwnerAndName } from '../../store/tenancy/repos.ts';
+import { findTestCase, type TestCaseRow } from '../../store/tests/cases.ts';
+import { listEvents, type TestCaseEventRow } from '../../store/tests/events.ts';
+import {
+  type DailyOutcomeRow,
+  dailyOutcomesOf,
+  failureGroupsOf,
+  runCountsOf,
+} from '../../store/uploads/rollups.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findTest } from '../health/read.ts';
 import { type HealthSettings, loadHealthSettings } from '../health/settings.ts';

@@ -1,8 +1,8 @@
 import { AppError } from '../../domain/errors.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
-import { upsertCommitStatus } from '../../store/git-prs.ts';
-import { findQueue, listQueues } from '../../store/queues.ts';
-import { findRepo } from '../../store/repos.ts';
+import { upsertCommitStatus } from '../../store/forge/git-prs.ts';
+import { findQueue, listQueues } from '../../store/queue/queues.ts';
+import { findRepo } from '../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { deliveryOrg } from '../forge-grants.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';

@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import { forkRunRefusal } from '../../domain/fork-run.ts';
 import { getPrRecord } from '../../domain/queue/index.ts';
-import { findGrant, listGrants } from '../../store/forge-grants.ts';
+import { findGrant, listGrants } from '../../store/forge/grants.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 import { findQueueOf } from '../queue/queues.ts';

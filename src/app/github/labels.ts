@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import { labelCommand } from '../../domain/github-labels.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
-import { findQueue, listQueues } from '../../store/queues.ts';
+import { findQueue, listQueues } from '../../store/queue/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 import { queueStateOf } from '../queue/apply.ts';

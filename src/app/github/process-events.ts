@@ -3,7 +3,7 @@ import {
   markDeliveryProcessed,
   pendingDeliveries,
   pruneDeliveries,
-} from '../../store/github.ts';
+} from '../../store/forge/github.ts';
 import type { AppContext } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import { processGitHubEvent } from './events.ts';

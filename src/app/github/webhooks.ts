@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
-import { insertDelivery } from '../../store/github.ts';
+import { insertDelivery } from '../../store/forge/github.ts';
 import type { AppContext } from '../context.ts';
 import { forgetOnWebhook } from '../queue/forge-settings-cache.ts';
 

@@ -1,16 +1,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
-import { findGrant } from '../../store/forge-grants.ts';
-import { upsertCommitStatus } from '../../store/git-prs.ts';
+import { upsertCommitStatus } from '../../store/forge/git-prs.ts';
 import {
   deleteDelivery,
   insertHandledDelivery,
   pruneDeliveriesWithPrefix,
   setDeliveryOutcome,
-} from '../../store/github.ts';
-import { findQueue, listQueues } from '../../store/queues.ts';
-import { findRepo } from '../../store/repos.ts';
+} from '../../store/forge/github.ts';
+import { findGrant } from '../../store/forge/grants.ts';
+import { findQueue, listQueues } from '../../store/queue/queues.ts';
+import { findRepo } from '../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { commentCommand, pushEvent } from '../github/events.ts';
 import type { Forge, ForgeRepo, GitLabEventForge } from '../ports.ts';

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
-import * as grants from '../../store/forge-grants.ts';
-import { findOrgBySlug } from '../../store/orgs.ts';
+import * as grants from '../../store/forge/grants.ts';
+import { findOrgBySlug } from '../../store/tenancy/orgs.ts';
 
 /** A GitLab namespace path: a user, a group or a subgroup (`group/sub`). */
 const NAMESPACE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(?:\/[A-Za-z0-9_][A-Za-z0-9_.-]*){0,19}$/;

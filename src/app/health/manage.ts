@@ -1,12 +1,12 @@
 import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import { type ManualFlag, validatePolicy } from '../../domain/health/index.ts';
-import { insertEvents, listEvents } from '../../store/events.ts';
-import { lockRepositoryHealth } from '../../store/results.ts';
-import { upsertRepoSettings } from '../../store/settings.ts';
-import { setManualFlag, setQuarantineOverride, setTicket } from '../../store/test-case-writes.ts';
-import { listActiveTestIds, listQuarantineCandidates } from '../../store/test-cases.ts';
+import { upsertRepoSettings } from '../../store/tenancy/settings.ts';
+import { setManualFlag, setQuarantineOverride, setTicket } from '../../store/tests/case-writes.ts';
+import { listActiveTestIds, listQuarantineCandidates } from '../../store/tests/cases.ts';
+import { insertEvents, listEvents } from '../../store/tests/events.ts';
 import { inTransaction } from '../../store/transaction.ts';
+import { lockRepositoryHealth } from '../../store/uploads/results.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
 import { testHtmlUrl } from '../urls.ts';

@@ -1,6 +1,6 @@
 // The records of list pages, kept while nothing in the repository's health changed. Every write to
 // test_cases bumps the repository's `health_version` in its transaction (the store's writers do so
-// themselves: store/repos.ts writeTestHealth), so a page of
+// themselves: store/tenancy/repos.ts writeTestHealth), so a page of
 // a frozen list snapshot read again at the same version holds the same records: a repeated page
 // costs the version lookup instead of 100 joined rows and records built again (less garbage, fewer
 // collection pauses in the tail). Checked against the database's version on every read, so

@@ -1,7 +1,7 @@
 import { repoFullName, testCaseId } from '../../domain/testid/index.ts';
-import { findQuarantineRepo } from '../../store/quarantine-index.ts';
-import { findTestCases } from '../../store/test-cases.ts';
-import { quarantinedIds } from '../../store/test-lists.ts';
+import { findQuarantineRepo } from '../../store/tenancy/quarantine-repo.ts';
+import { findTestCases } from '../../store/tests/cases.ts';
+import { quarantinedIds } from '../../store/tests/lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef, repoKey } from '../repositories.ts';
 

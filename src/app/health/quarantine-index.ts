@@ -1,14 +1,14 @@
 // Each repository's quarantined test ids, kept in memory while nothing in its health changed: what
 // getQuarantineConfig answers from (the CLI asks it on every failing CI run, often with thousands
 // of test ids). Every write to test_cases bumps the repository's `health_version` in its
-// transaction (the store's writers do so themselves: store/repos.ts writeTestHealth), and each call
+// transaction (the store's writers do so themselves: store/tenancy/repos.ts writeTestHealth), and each call
 // reads the version from the database first, so a change made here or by
 // another replica on the same database is seen by the next call: an index of another version is
 // read again (one index-only walk of test_cases_quarantined), never used. One of each per app
 // (app/caches.ts), sized by MAINLINE_QUARANTINE_INDEX_IDS.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../store/schema.ts';
-import { quarantinedIds } from '../../store/test-lists.ts';
+import { quarantinedIds } from '../../store/tests/lists.ts';
 
 /** A repository's quarantined ids at one health version. */
 export interface QuarantinedIndex {

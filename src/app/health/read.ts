@@ -1,6 +1,9 @@
 import { AppError } from '../../domain/errors.ts';
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
-import { healthVersion } from '../../store/repos.ts';
+import { healthVersion } from '../../store/tenancy/repos.ts';
+import { findTestCase, type TestCaseRow } from '../../store/tests/cases.ts';
+import * as lists from '../../store/tests/lists.ts';
+import { findSnapshot } from '../../store/tests/snapshots.ts';
 import {
   type FailureGroupRow,
   failureGroupsOf,
@@ -9,10 +12,7 @@ import {
   readVersion,
   runCountsOf,
   testRollupsOf,
-} from '../../store/rollups.ts';
-import { findSnapshot } from '../../store/snapshots.ts';
-import { findTestCase, type TestCaseRow } from '../../store/test-cases.ts';
-import * as lists from '../../store/test-lists.ts';
+} from '../../store/uploads/rollups.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { PageTokens } from '../page-token.ts';
 import { type PageInfo, type PageQuery, paginate } from '../paginate.ts';
@@ -52,7 +52,7 @@ function rate(counts: RunCounts | undefined): number {
   return counts === undefined || counts.ran === 0 ? 0 : counts.failed / counts.ran;
 }
 
-/** The windows of a detailed record at `now`: they start at whole hours (store/rollups.ts). */
+/** The windows of a detailed record at `now`: they start at whole hours (store/uploads/rollups.ts). */
 function windowsAt(now: number) {
   return {
     since: now - 7 * DAY_MS,
@@ -101,7 +101,7 @@ export async function detailedRecord(
 
 /**
  * Detailed records of a page of tests: their rates and failure groups read from the rollups for the
- * whole page at once (store/rollups.ts; windows are whole hours, the first one holding the window's start).
+ * whole page at once (store/uploads/rollups.ts; windows are whole hours, the first one holding the window's start).
  */
 async function detailedRecords(
   ctx: AppContext,
@@ -224,7 +224,7 @@ export async function findTest(
 
 /**
  * get-test-details as a key naming the exact answer and a way to make it: the key holds the
- * repository's read version (store/rollups.ts readVersion), read with the test row in parallel, and
+ * repository's read version (store/uploads/rollups.ts readVersion), read with the test row in parallel, and
  * the hour the windows count from, so the route answers a kept key without reading the rollups.
  */
 export async function testDetails(ctx: AppContext, caller: Caller, body: Scoped & { test_id: string }) {

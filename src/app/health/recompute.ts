@@ -12,11 +12,11 @@ import {
   quarantineDecision,
   type StatusValue,
 } from '../../domain/health/index.ts';
-import { insertEvents } from '../../store/events.ts';
-import type { PassBlobs } from '../../store/passes.ts';
-import { type AttemptRow, loadAttempts, prsImpacted } from '../../store/results.ts';
 import type { TestCaseEventsTable, TestCasesTable } from '../../store/schema.ts';
-import { findTestCases, type TestCaseRow, updateTestCases } from '../../store/test-cases.ts';
+import { findTestCases, type TestCaseRow, updateTestCases } from '../../store/tests/cases.ts';
+import { insertEvents } from '../../store/tests/events.ts';
+import type { PassBlobs } from '../../store/uploads/passes.ts';
+import { type AttemptRow, loadAttempts, prsImpacted } from '../../store/uploads/results.ts';
 import { enqueueHealthEvents } from '../webhooks-out/health.ts';
 import type { HealthSettings } from './settings.ts';
 

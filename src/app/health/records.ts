@@ -1,5 +1,5 @@
-import type { TestCaseRow } from '../../store/test-cases.ts';
-import type { RecordRow } from '../../store/test-lists.ts';
+import type { TestCaseRow } from '../../store/tests/cases.ts';
+import type { RecordRow } from '../../store/tests/lists.ts';
 import type { Repository } from '../repositories.ts';
 import { repositoryHtmlUrl, testHtmlUrl } from '../urls.ts';
 

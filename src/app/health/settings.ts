@@ -4,7 +4,7 @@ import {
   newRepositoryPolicy,
   type QuarantineSettings,
 } from '../../domain/health/index.ts';
-import { findRepoSettings } from '../../store/settings.ts';
+import { findRepoSettings } from '../../store/tenancy/settings.ts';
 
 /** A repository's test-health settings, with defaults for a repository that never changed them. */
 export interface HealthSettings {

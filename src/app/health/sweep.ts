@@ -1,6 +1,6 @@
-import { lockRepositoryHealth } from '../../store/results.ts';
-import { listActiveTestIds, listReposWithActiveTests } from '../../store/test-cases.ts';
+import { listActiveTestIds, listReposWithActiveTests } from '../../store/tests/cases.ts';
 import { inTransaction } from '../../store/transaction.ts';
+import { lockRepositoryHealth } from '../../store/uploads/results.ts';
 import type { AppContext } from '../context.ts';
 import { applyRetention } from '../retention.ts';
 import { recomputeTests } from './recompute.ts';

@@ -5,12 +5,12 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/bulk.ts';
 import { passesCanActivate } from '../../domain/health/index.ts';
 import { repoFullName } from '../../domain/testid/index.ts';
-import { linkRunUpload } from '../../store/flake.ts';
-import { bumpHealthVersion, findRepo, healthVersion } from '../../store/repos.ts';
-import { insertAttempts, lockRepositoryHealth, testsFailedOnCommits } from '../../store/results.ts';
-import { findTestCases, type SeenTestCase, type TestCaseRow } from '../../store/test-cases.ts';
+import { linkRunUpload } from '../../store/queue/flake.ts';
+import { bumpHealthVersion, findRepo, healthVersion } from '../../store/tenancy/repos.ts';
+import { findTestCases, type SeenTestCase, type TestCaseRow } from '../../store/tests/cases.ts';
 import { inTransaction } from '../../store/transaction.ts';
-import { findUploadByKey, insertUpload, setUploadResult } from '../../store/uploads.ts';
+import { insertAttempts, lockRepositoryHealth, testsFailedOnCommits } from '../../store/uploads/results.ts';
+import { findUploadByKey, insertUpload, setUploadResult } from '../../store/uploads/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { assertForgeGranted } from '../forge-grants.ts';
 import { recomputeTests } from '../health/recompute.ts';
@@ -185,7 +185,7 @@ export async function ingestUpload(
     for (const link of links) await linkRunUpload(trx, link.queueId, link.runId, uploadId);
     // What this upload saw of its tests stays valid after the commit (the re-evaluated ones as
     // recomputed): every bump since startVersion is this transaction's, as every writer of the
-    // repository's health bumps under the health lock held here (store/repos.ts writeTestHealth).
+    // repository's health bumps under the health lock held here (store/tenancy/repos.ts writeTestHealth).
     const endVersion = await healthVersion(trx, repository.id);
     afterCommit = () =>
       ctx.caches.seenTests.remember(repository.id, endVersion, known, rewritten, outcome.rows);

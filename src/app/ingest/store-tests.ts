@@ -6,15 +6,15 @@
 import type { Queryable } from '../../db/bulk.ts';
 import { NEW_TEST_REASON } from '../../domain/health/index.ts';
 import { repoFullName, uuidV5 } from '../../domain/testid/index.ts';
-import { PassList } from '../../store/pass-codec.ts';
-import type { NewResult } from '../../store/results.ts';
 import {
   markSeen,
   type NewTestCase,
   type SeenTestCase,
   setOwners,
   upsertTestCases,
-} from '../../store/test-cases.ts';
+} from '../../store/tests/cases.ts';
+import { PassList } from '../../store/uploads/pass-codec.ts';
+import type { NewResult } from '../../store/uploads/results.ts';
 import type { Repository } from '../repositories.ts';
 import { failureText } from './prepare/derive.ts';
 import type { IdentifiedAttempt, UploadMeta } from './prepare/types.ts';

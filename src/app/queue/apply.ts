@@ -11,7 +11,7 @@ import {
   step,
   type TestRun,
 } from '../../domain/queue/index.ts';
-import { archive } from '../../store/queue-archive.ts';
+import { archive } from '../../store/queue/archive.ts';
 import {
   findQueueById,
   findQueueByIdForUpdate,
@@ -21,7 +21,7 @@ import {
   queueStateRows,
   queueVersion,
   saveQueueState,
-} from '../../store/queues.ts';
+} from '../../store/queue/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import { inTransaction } from '../../store/transaction.ts';
 import type { Forge } from '../ports.ts';

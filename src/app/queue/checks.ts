@@ -1,5 +1,5 @@
 import type { CheckOutcome, CheckReport } from '../../domain/queue/index.ts';
-import type { CommitStatusRow } from '../../store/git-prs.ts';
+import type { CommitStatusRow } from '../../store/forge/git-prs.ts';
 
 const OUTCOME: Record<string, CheckOutcome> = {
   pending: 'pending',

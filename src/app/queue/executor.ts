@@ -1,13 +1,13 @@
 import { isTerminal, type QueueAction, type QueueEvent, type QueueState } from '../../domain/queue/index.ts';
-import { deleteTestPr, findTestPr, saveTestPr } from '../../store/github.ts';
+import { deleteTestPr, findTestPr, saveTestPr } from '../../store/forge/github.ts';
 import {
   findQueueById,
   markActionDone,
   markActionFailed,
   type QueueActionRow,
   type QueueRow,
-} from '../../store/queues.ts';
-import { findRepoAddress } from '../../store/repos.ts';
+} from '../../store/queue/queues.ts';
+import { findRepoAddress } from '../../store/tenancy/repos.ts';
 import type { AppContext } from '../context.ts';
 import { type Forge, type ForgeRepo, pullRequestsOf } from '../ports.ts';
 import { applyEvent, discoveredEvent, queueStateOf } from './apply.ts';

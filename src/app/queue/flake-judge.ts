@@ -8,9 +8,9 @@ import {
   saveJudgement,
   spendRetry,
   testOutcomes,
-} from '../../store/flake.ts';
-import type { PassBlobs } from '../../store/passes.ts';
-import type { QueueRow } from '../../store/queues.ts';
+} from '../../store/queue/flake.ts';
+import type { QueueRow } from '../../store/queue/queues.ts';
+import type { PassBlobs } from '../../store/uploads/passes.ts';
 import type { Forge, ForgeRepo } from '../ports.ts';
 
 /** The queue's flake protection: its own setting, else the repository's .mainline.yaml, else off. */

@@ -6,8 +6,8 @@ import {
   setPullRequestState,
   upsertCommitStatus,
   upsertPullRequest,
-} from '../../store/git-prs.ts';
-import { listQueues } from '../../store/queues.ts';
+} from '../../store/forge/git-prs.ts';
+import { listQueues } from '../../store/queue/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge, ForgeRepo, RepositoryHostingForge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef } from '../repositories.ts';

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import { enqueueingLabelProblem, type LabelSettings } from '../../domain/github-labels.ts';
-import { type QueueLabelColumns, type QueueRow, saveQueueLabelSettings } from '../../store/queues.ts';
+import { type QueueLabelColumns, type QueueRow, saveQueueLabelSettings } from '../../store/queue/queues.ts';
 
 /** The queue's label settings from its row (a row read before migration 0017 reads as all off). */
 export function labelSettingsOf(

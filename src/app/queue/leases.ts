@@ -5,7 +5,7 @@ import {
   queuesNeedingWork,
   queuesWithLivePrs,
   releaseLease,
-} from '../../store/queues.ts';
+} from '../../store/queue/queues.ts';
 import type { AppContext } from '../context.ts';
 
 /** Ids of the queues worth a runner pass: outbox actions or a due timer, or PRs to watch on the forge. */

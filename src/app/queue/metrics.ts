@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { queueStepFacts } from '../../domain/queue-step-facts.ts';
 import { Lru } from '../../lib/lru.ts';
-import { type QueueNames, queueCensus, queueNames } from '../../store/queue-census.ts';
+import { type QueueNames, queueCensus, queueNames } from '../../store/queue/census.ts';
 import type { Tables } from '../../store/schema.ts';
 import type { QueueStep, QueueStepListeners } from './step-listeners.ts';
 

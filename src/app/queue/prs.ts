@@ -8,10 +8,10 @@ import {
   type QueueState,
   type TestRun,
 } from '../../domain/queue/index.ts';
-import { judgementsSince } from '../../store/flake.ts';
-import { commitStatuses } from '../../store/git-prs.ts';
-import { findImpactedTargets, saveImpactedTargets } from '../../store/impacted.ts';
-import { archivedPr, archivedRuns } from '../../store/queue-archive.ts';
+import { commitStatuses } from '../../store/forge/git-prs.ts';
+import { archivedPr, archivedRuns } from '../../store/queue/archive.ts';
+import { judgementsSince } from '../../store/queue/flake.ts';
+import { findImpactedTargets, saveImpactedTargets } from '../../store/uploads/impacted.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';

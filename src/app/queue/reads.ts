@@ -11,9 +11,9 @@ import {
   archivedPrs,
   archivedPrsByNumber,
   archivedRun,
-} from '../../store/queue-archive.ts';
-import { listQueues } from '../../store/queues.ts';
-import { listRepos } from '../../store/repos.ts';
+} from '../../store/queue/archive.ts';
+import { listQueues } from '../../store/queue/queues.ts';
+import { listRepos } from '../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import type { RepoRef } from '../repositories.ts';
 import { repositoryHtmlUrl } from '../urls.ts';

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/bulk.ts';
-import { runsAtCommitOrBranch } from '../../store/queues.ts';
+import { runsAtCommitOrBranch } from '../../store/queue/queues.ts';
 
 /** A merge-queue test run an upload belongs to. */
 export interface RunLink {

@@ -3,7 +3,7 @@ import type { QueueState } from '../../domain/queue/index.ts';
 /**
  * Parsed queue states kept by (queue id, version), least recently used dropped first: a read or an engine
  * step that finds the version it just read from the database skips fetching and parsing the state's rows.
- * Safe across replicas: every save of a state bumps the row's version (store/queues.ts saveQueueState),
+ * Safe across replicas: every save of a state bumps the row's version (store/queue/queues.ts saveQueueState),
  * and the version is read from the database each time, so a state another process saved is never served
  * from here. The states handed out are shared and frozen (deepFreeze): a write to one throws. One per
  * app (app/caches.ts, MAINLINE_QUEUE_STATE_CACHE), shared by every reader and writer of queue state.

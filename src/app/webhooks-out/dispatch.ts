@@ -8,7 +8,7 @@ import {
   deleteFinishedDeliveriesBefore,
   dueDeliveries,
   recordAttempt,
-} from '../../store/webhooks-out.ts';
+} from '../../store/webhooks/outgoing.ts';
 import type { AppContext } from '../context.ts';
 import { AddressRefusedError, literalHost, pinnedLookup, type Resolve, refusal } from './address-policy.ts';
 import { deliveryBody, signature } from './body.ts';

@@ -15,7 +15,7 @@ import {
   listEndpoints,
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
-} from '../../store/webhooks-out.ts';
+} from '../../store/webhooks/outgoing.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { literalHost, type Refusal, urlRefusal } from './address-policy.ts';
 

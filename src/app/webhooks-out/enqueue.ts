@@ -6,7 +6,7 @@ import {
   enabledEndpointsOfRepo,
   insertDeliveries,
   type NewWebhookDeliveryRow,
-} from '../../store/webhooks-out.ts';
+} from '../../store/webhooks/outgoing.ts';
 
 /** The repository an event happened in, as its payload names it. */
 export interface EventRepository {

@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/bulk.ts';
 import type { StatusTransition } from '../../domain/health/index.ts';
 import type { WebhookEvent } from '../../domain/webhooks.ts';
 import type { TestCaseEventsTable } from '../../store/schema.ts';
-import type { TestCaseRow } from '../../store/test-cases.ts';
+import type { TestCaseRow } from '../../store/tests/cases.ts';
 import { type EventRepository, enqueueRepositoryEvents } from './enqueue.ts';
 
 type HistoryEvent = Insertable<TestCaseEventsTable>;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/bulk.ts';
 import type { QueueState } from '../../domain/queue/index.ts';
 import { finishedPrs, mergedSha } from '../../domain/webhooks.ts';
-import type { QueueRow } from '../../store/queues.ts';
+import type { QueueRow } from '../../store/queue/queues.ts';
 import { enqueueRepositoryEvents } from './enqueue.ts';
 
 /**

@@ -6,9 +6,9 @@ import { decodeDetailsV1, decodeOrdinalsV1, encodePassesV1, type PassEntryV1 } f
 /**
  * Passes move from a row each (`test_passes`, keyed by test and time) to one row per upload
  * (`upload_passes`): the passing tests' ordinals, sorted, and their times, retries and durations
- * (the format in frozen/pass-blobs.ts, as it shipped; store/pass-codec.ts reads it today). A row per
+ * (the format in frozen/pass-blobs.ts, as it shipped; store/uploads/pass-codec.ts reads it today). A row per
  * pass landed next to each test's earlier ones, so an upload's writes grew with the stored history;
- * now an upload writes one row. Readers look their tests up in the uploads they need (store/passes.ts).
+ * now an upload writes one row. Readers look their tests up in the uploads they need (store/uploads/passes.ts).
  *
  * `id` is the blobs' own id, new whenever they are written, so that decoded copies cached by id can
  * never be stale. Indexed by upload, and by repository and latest pass (windowed reads; covering
@@ -26,7 +26,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ordinals ${blob} not null,
     details ${blob} not null
   )`.execute(db);
-  // Covering for counts (store/passes.ts passBlobsSince): no table row is read to list them.
+  // Covering for counts (store/uploads/passes.ts passBlobsSince): no table row is read to list them.
   await sql`create index upload_passes_recent on upload_passes (repo_id, at_max, at_min, count, id)`.execute(
     db,
   );

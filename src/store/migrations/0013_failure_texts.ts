@@ -46,7 +46,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 
 /**
  * The key of a failure text as this migration defined it: 128 bits of its SHA-256, base64url. Written
- * out here (a migration imports no live code) so a change to store/failure-texts.ts cannot change it.
+ * out here (a migration imports no live code) so a change to store/uploads/failure-texts.ts cannot change it.
  */
 function failureTextHashV1(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);

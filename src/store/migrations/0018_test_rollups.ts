@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Test-health rollups (store/rollups.ts), so that get-test-details, list-failing-tests and the
+ * Test-health rollups (store/uploads/rollups.ts), so that get-test-details, list-failing-tests and the
  * dashboard's test page read counts instead of a test's results and every upload's passes:
  * - `test_run_hours`: per repository, UTC hour and test (its ordinal) the attempts that passed,
  *   failed (and of those, while quarantined) and were skipped. Keyed hour before test, so that an

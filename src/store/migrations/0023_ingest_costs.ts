@@ -5,7 +5,7 @@ import { isPostgres } from './dialect.ts';
  * What an upload's rows cost to write, and durations in the rollups:
  * - `test_run_hours` gains each (hour, test)'s summed attempt durations and how many attempts had one
  *   (`duration_sum_ms`, `duration_count`), so the slowest tests and a test's duration trend are read
- *   from the rollups (store/durations.ts). Filled here from the stored results and pass blobs (decoded
+ *   from the rollups (store/uploads/durations.ts). Filled here from the stored results and pass blobs (decoded
  *   here: a migration imports no live code; the blob format is migration 0012's), so retention, which
  *   subtracts an upload's durations, never takes out what was not added.
  * - PostgreSQL: `test_run_hours` pages are filled to half (fillfactor 50). Every upload of a known

@@ -1,5 +1,5 @@
 import type { TestPage } from '../../app/dashboard/tests.ts';
-import type { TestCaseEventRow } from '../../store/events.ts';
+import type { TestCaseEventRow } from '../../store/tests/events.ts';
 import { dailyOutcomeChart, durationLineChart } from '../charts.ts';
 import { badge, rate, shortDay, shortSha, testDuration, time, utc } from '../format.ts';
 import { externalLink, type Html, html } from '../html.ts';

@@ -8,7 +8,7 @@ import { GitHubForge } from '../../../src/forge/github/index.ts';
 import { GitLabForge } from '../../../src/forge/gitlab/forge.ts';
 import { RoutingForge } from '../../../src/forge/router.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../../src/runner/queue-runner.ts';
-import { repoIsGranted } from '../../../src/store/forge-grants.ts';
+import { repoIsGranted } from '../../../src/store/forge/grants.ts';
 import { buildTestApp, type TestApp } from '../app.ts';
 import { createQueueWith, runUntilIdle } from '../scenario-queue.ts';
 

@@ -7,7 +7,7 @@
 import { describeFailure } from '../../../domain/failures/index.ts';
 import type { JunitAttempt } from '../../../domain/junit/index.ts';
 import { Lru } from '../../../lib/lru.ts';
-import { failureTextHash } from '../../../store/failure-texts.ts';
+import { failureTextHash } from '../../../store/uploads/failure-texts.ts';
 import { TestIdMemo } from './test-id-memo.ts';
 import type { Derived, FailureFacts, IdentityContext, ParsedFile } from './types.ts';
 

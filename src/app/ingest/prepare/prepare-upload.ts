@@ -3,7 +3,7 @@
 // make it the same way (newPrep), and both prepare attempts through FilePrep.add (upload-prep.ts).
 import { type CodeownersRule, parseCodeowners } from '../../../domain/codeowners/index.ts';
 import { repoFullName } from '../../../domain/testid/index.ts';
-import { findRepo } from '../../../store/repos.ts';
+import { findRepo } from '../../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../../context.ts';
 import { assertForgeGranted } from '../../forge-grants.ts';
 import { repoKey } from '../../repositories.ts';

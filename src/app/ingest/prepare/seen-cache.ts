@@ -1,4 +1,4 @@
-import { SEEN_COLUMNS, type SeenTestCase, seenOf, type TestCaseRow } from '../../../store/test-cases.ts';
+import { SEEN_COLUMNS, type SeenTestCase, seenOf, type TestCaseRow } from '../../../store/tests/cases.ts';
 import type { KnownTests } from './types.ts';
 
 /** Nothing known: a repository not stored yet, or at a version the cache does not hold. */

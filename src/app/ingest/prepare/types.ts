@@ -4,7 +4,7 @@
 // modules has to import another for a type (no import circle).
 import type { CodeownersRule } from '../../../domain/codeowners/index.ts';
 import type { JunitAttempt, JunitFileSummary } from '../../../domain/junit/index.ts';
-import type { SeenTestCase, TestCaseRow } from '../../../store/test-cases.ts';
+import type { SeenTestCase, TestCaseRow } from '../../../store/tests/cases.ts';
 import type { RepoRef } from '../../repositories.ts';
 
 /** The `meta` of an upload (docs/upload-contract.md), already validated against its schema. */

@@ -8,8 +8,8 @@
 // their attempts, in its transaction, through the same FilePrep.add (prepare-upload.ts settle).
 import { ownersFor } from '../../../domain/codeowners/index.ts';
 import type { JunitAttempt } from '../../../domain/junit/index.ts';
-import { PassList } from '../../../store/pass-codec.ts';
-import { SEEN_PRECISION_MS, type SeenTestCase } from '../../../store/test-cases.ts';
+import { SEEN_PRECISION_MS, type SeenTestCase } from '../../../store/tests/cases.ts';
+import { PassList } from '../../../store/uploads/pass-codec.ts';
 import { type Derivation, sameIdentity } from './derive.ts';
 import type { FailureFacts, IdentifiedAttempt, IdentityContext, ParsedFile, PrepBasis } from './types.ts';
 

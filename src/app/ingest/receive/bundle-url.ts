@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../domain/errors.ts';
 import { type Spool, type SpoolDir, spoolAll } from '../../../lib/spool.ts';
+import { findTokenById } from '../../../store/tenancy/tokens.ts';
 import {
   type BundleUploadRow,
   claimBundleUpload,
@@ -12,8 +13,7 @@ import {
   insertBundleUpload,
   markBundleConsumed,
   releaseBundleClaim,
-} from '../../../store/bundles.ts';
-import { findTokenById } from '../../../store/tokens.ts';
+} from '../../../store/uploads/bundles.ts';
 import type { BundleDecoders } from '../../bundle/decode-pool.ts';
 import type { AppContext, Caller } from '../../context.ts';
 import { assertForgeGranted } from '../../forge-grants.ts';

@@ -1,5 +1,5 @@
 // The upload_passes blob format exactly as migration 0012 wrote and read it, copied here so that the
-// migration keeps meaning what it meant when it shipped whatever store/pass-codec.ts becomes. Written
+// migration keeps meaning what it meant when it shipped whatever store/uploads/pass-codec.ts becomes. Written
 // plainly rather than fast: it runs once per database. Do not change it; a new format needs a new
 // migration (with its own frozen copy).
 //

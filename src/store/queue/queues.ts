@@ -1,0 +1,293 @@
+import { type Insertable, PostgresAdapter, type Selectable } from 'kysely';
+import { chunked, type Queryable } from '../../db/bulk.ts';
+import type { MergeQueuesTable, QueueActionsTable, QueuePrsTable, QueueRunsTable } from '../schema.ts';
+
+export type QueueRow = Selectable<MergeQueuesTable>;
+export type QueueActionRow = Selectable<QueueActionsTable>;
+
+/** Inserts the queue unless the repository already has one for the branch; true when inserted. */
+export async function insertQueueIfAbsent(
+  db: Queryable,
+  row: Insertable<MergeQueuesTable>,
+): Promise<boolean> {
+  const result = await db
+    .insertInto('merge_queues')
+    .values(row)
+    .onConflict((oc) => oc.columns(['repo_id', 'branch']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export function findQueue(db: Queryable, repoId: string, branch: string): Promise<QueueRow | undefined> {
+  return db
+    .selectFrom('merge_queues')
+    .selectAll()
+    .where('repo_id', '=', repoId)
+    .where('branch', '=', branch)
+    .executeTakeFirst();
+}
+
+/** The version of a queue's state now; undefined once the queue is gone. */
+export async function queueVersion(db: Queryable, id: string): Promise<number | undefined> {
+  const row = await db.selectFrom('merge_queues').select('version').where('id', '=', id).executeTakeFirst();
+  return row?.version;
+}
+
+/** The JSON of a queue's live PR entries (by number) and test runs (in the state's order). */
+export async function queueStateRows(db: Queryable, id: string): Promise<{ prs: string[]; runs: string[] }> {
+  const prs = await db
+    .selectFrom('queue_prs')
+    .select('data')
+    .where('queue_id', '=', id)
+    .orderBy('number')
+    .execute();
+  const runs = await db
+    .selectFrom('queue_runs')
+    .select('data')
+    .where('queue_id', '=', id)
+    .orderBy('ord')
+    .execute();
+  return { prs: prs.map((r) => r.data), runs: runs.map((r) => r.data) };
+}
+
+/** The rows one step changed: entries and runs to write (insert or replace) and keys to delete. */
+export interface QueueRowChanges {
+  readonly prs: readonly Omit<Insertable<QueuePrsTable>, 'queue_id'>[];
+  readonly deletedPrs: readonly number[];
+  /** `ord` is used only when the run is new: a run keeps its place in the order. */
+  readonly runs: readonly Omit<Insertable<QueueRunsTable>, 'queue_id'>[];
+  readonly deletedRuns: readonly string[];
+}
+
+export function findQueueById(db: Queryable, id: string): Promise<QueueRow | undefined> {
+  return db.selectFrom('merge_queues').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * The queue row, locked until the transaction ends on PostgreSQL (`for update`), so writers of one
+ * queue take turns instead of racing to save: under READ COMMITTED, 25 concurrent updateQueue calls lost
+ * the optimistic save more often than they retried. SQLite has one writer at a time already.
+ */
+export function findQueueByIdForUpdate(db: Queryable, id: string): Promise<QueueRow | undefined> {
+  const query = db.selectFrom('merge_queues').selectAll().where('id', '=', id);
+  return (db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export function listQueues(db: Queryable, repoIds: readonly string[] | undefined): Promise<QueueRow[]> {
+  let query = db.selectFrom('merge_queues').selectAll();
+  if (repoIds !== undefined) query = query.where('repo_id', 'in', repoIds.length > 0 ? [...repoIds] : ['']);
+  return query.orderBy('repo_id').orderBy('branch').execute();
+}
+
+/**
+ * Saves a new state if nobody saved since `version` was read (false when the race was lost): the header
+ * row, then the PR entries and runs the step changed. Every change of those rows goes through here with
+ * a version bump, so a reader that sees the same version before and after reading them read one state.
+ */
+export async function saveQueueState(
+  db: Queryable,
+  id: string,
+  expectedVersion: number,
+  patch: { header: string; wake_at: number | null; updated_at: number },
+  changes: QueueRowChanges,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('merge_queues')
+    .set({ ...patch, version: expectedVersion + 1 })
+    .where('id', '=', id)
+    .where('version', '=', expectedVersion)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  for (const part of chunked(changes.deletedPrs)) {
+    await db.deleteFrom('queue_prs').where('queue_id', '=', id).where('number', 'in', part).execute();
+  }
+  for (const part of chunked(changes.deletedRuns)) {
+    await db.deleteFrom('queue_runs').where('queue_id', '=', id).where('id', 'in', part).execute();
+  }
+  for (const part of chunked(changes.prs, 200)) {
+    await db
+      .insertInto('queue_prs')
+      .values(part.map((r) => ({ ...r, queue_id: id })))
+      .onConflict((oc) =>
+        oc.columns(['queue_id', 'number']).doUpdateSet((eb) => ({
+          state: eb.ref('excluded.state'),
+          head_sha: eb.ref('excluded.head_sha'),
+          data: eb.ref('excluded.data'),
+        })),
+      )
+      .execute();
+  }
+  for (const part of chunked(changes.runs, 200)) {
+    await db
+      .insertInto('queue_runs')
+      .values(part.map((r) => ({ ...r, queue_id: id })))
+      .onConflict((oc) =>
+        oc.columns(['queue_id', 'id']).doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'),
+          test_branch: eb.ref('excluded.test_branch'),
+          test_branch_sha: eb.ref('excluded.test_branch_sha'),
+          data: eb.ref('excluded.data'),
+        })),
+      )
+      .execute();
+  }
+  return true;
+}
+
+/** Ids of the queues with a PR entry that has not ended (merged, failed, cancelled). */
+export async function queuesWithLivePrs(db: Queryable): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('queue_prs')
+    .select('queue_id')
+    .where('state', 'not in', ['merged', 'failed', 'cancelled'])
+    .distinct()
+    .execute();
+  return new Set(rows.map((r) => r.queue_id));
+}
+
+/** Live (not ended) PR entries of a repository's queues whose head is `sha`, by queue. */
+export async function livePrsAtHead(
+  db: Queryable,
+  queueIds: readonly string[],
+  sha: string,
+): Promise<{ queue_id: string; data: string }[]> {
+  if (queueIds.length === 0) return [];
+  return db
+    .selectFrom('queue_prs')
+    .select(['queue_id', 'data'])
+    .where('head_sha', '=', sha)
+    .where('queue_id', 'in', [...queueIds])
+    .where('state', 'not in', ['merged', 'failed', 'cancelled'])
+    .orderBy('queue_id')
+    .orderBy('number')
+    .execute();
+}
+
+/** A repository's live test runs whose test branch is at `sha` or named `branch`. */
+export function runsAtCommitOrBranch(
+  db: Queryable,
+  repoId: string,
+  sha: string,
+  branch: string,
+): Promise<{ queue_id: string; id: string; test_branch: string }[]> {
+  return db
+    .selectFrom('queue_runs as r')
+    .innerJoin('merge_queues as q', 'q.id', 'r.queue_id')
+    .select(['r.queue_id', 'r.id', 'r.test_branch'])
+    .where('q.repo_id', '=', repoId)
+    .where((eb) => eb.or([eb('r.test_branch_sha', '=', sha), eb('r.test_branch', '=', branch)]))
+    .orderBy('q.branch')
+    .orderBy('r.ord')
+    .execute();
+}
+
+export async function deleteQueue(db: Queryable, id: string): Promise<void> {
+  await db.deleteFrom('queue_actions').where('queue_id', '=', id).execute();
+  await db.deleteFrom('queue_prs').where('queue_id', '=', id).execute();
+  await db.deleteFrom('queue_runs').where('queue_id', '=', id).execute();
+  await db.deleteFrom('merge_queues').where('id', '=', id).execute();
+}
+
+export async function insertActions(
+  db: Queryable,
+  queueId: string,
+  actions: readonly string[],
+  now: number,
+): Promise<void> {
+  if (actions.length === 0) return;
+  await db
+    .insertInto('queue_actions')
+    .values(
+      actions.map((action) => ({
+        queue_id: queueId,
+        action,
+        created_at: now,
+        done_at: null,
+        last_error: null,
+      })),
+    )
+    .execute();
+}
+
+export function pendingActions(db: Queryable, queueId: string, limit: number): Promise<QueueActionRow[]> {
+  return db
+    .selectFrom('queue_actions')
+    .selectAll()
+    .where('queue_id', '=', queueId)
+    .where('done_at', 'is', null)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+export async function markActionDone(db: Queryable, id: number, at: number): Promise<void> {
+  await db.updateTable('queue_actions').set({ done_at: at }).where('id', '=', id).execute();
+}
+
+export async function markActionFailed(db: Queryable, id: number, error: string): Promise<void> {
+  await db
+    .updateTable('queue_actions')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error.slice(0, 2000) }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Ids of queues with work: actions not done yet, or a wake time that has come. */
+export async function queuesNeedingWork(db: Queryable, now: number): Promise<string[]> {
+  const withActions = await db
+    .selectFrom('queue_actions')
+    .select('queue_id')
+    .where('done_at', 'is', null)
+    .distinct()
+    .execute();
+  const woken = await db.selectFrom('merge_queues').select('id').where('wake_at', '<=', now).execute();
+  return [...new Set([...withActions.map((r) => r.queue_id), ...woken.map((r) => r.id)])];
+}
+
+/**
+ * Takes or renews the queue's lease for `owner` until `until`; false when another runner holds an
+ * unexpired lease. One conditional UPDATE, so it is atomic on both engines.
+ */
+export async function acquireLease(
+  db: Queryable,
+  queueId: string,
+  owner: string,
+  now: number,
+  until: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('merge_queues')
+    .set({ lease_owner: owner, lease_until: until })
+    .where('id', '=', queueId)
+    .where((eb) =>
+      eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', owner), eb('lease_until', '<', now)]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function releaseLease(db: Queryable, queueId: string, owner: string): Promise<void> {
+  await db
+    .updateTable('merge_queues')
+    .set({ lease_owner: null, lease_until: null })
+    .where('id', '=', queueId)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+/** The queue's GitHub label settings as stored (booleans 0/1); fields left out stay unchanged. */
+export interface QueueLabelColumns {
+  extension_enabled?: number;
+  enqueueing_label?: string;
+  label_commands_enabled?: number;
+  state_labels_enabled?: number;
+}
+
+export async function saveQueueLabelSettings(
+  db: Queryable,
+  queueId: string,
+  patch: QueueLabelColumns,
+): Promise<void> {
+  if (Object.keys(patch).length === 0) return;
+  await db.updateTable('merge_queues').set(patch).where('id', '=', queueId).execute();
+}

@@ -1,0 +1,69 @@
+// The rollups' bulk upsert: flat rows into test_run_hours and test_failure_hours (store/uploads/rollups-write.ts)
+// and the duration tables (store/uploads/duration-writes.ts, which is handed it), one statement shape per engine.
+import { CompiledQuery, PostgresAdapter } from 'kysely';
+import { type Queryable, yieldToEventLoop } from '../../db/bulk.ts';
+
+export type Column = readonly [name: string, pgType: string];
+
+// Statement texts by shape: module-level, as they are bounded by the code's own statements.
+const upsertTexts = new Map<string, string>();
+
+/**
+ * Inserts rows (`values`: row after row, each in the order of `columns`, the first the repository's
+ * id, the same in every row), adding to the row of a taken key as `set` says. No key may appear twice in one call
+ * (PostgreSQL refuses to update a row twice in one statement). SQLite: multi-row statements whose
+ * text is reused; PostgreSQL: the repository once, the other columns as `unnest`ed arrays, the
+ * numbers' as one comma-separated text each (the driver's array parameters quote and escape every
+ * element in JavaScript: ~45,000 of them for a 5,000-test upload).
+ */
+export async function upsert(
+  db: Queryable,
+  table: 'test_run_hours' | 'test_failure_hours' | 'test_duration_means' | 'repo_time_days',
+  columns: readonly Column[],
+  key: string,
+  set: string,
+  values: readonly unknown[],
+): Promise<void> {
+  const width = columns.length;
+  if (values.length % width !== 0) throw new Error(`${table}: ${values.length} values for rows of ${width}`);
+  const count = values.length / width;
+  if (count === 0) return;
+  const names = columns.map(([c]) => `"${c}"`).join(',');
+  const conflict = ` on conflict (${key}) do update set ${set}`;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const numeric = (type: string) => type === 'int4' || type === 'int8' || type === 'float8';
+    const args = columns
+      .slice(1)
+      .map(([, type], i) =>
+        numeric(type) ? `string_to_array($${i + 2}, ',')::${type}[]` : `$${i + 2}::${type}[]`,
+      )
+      .join(',');
+    const text = `insert into "${table}" (${names}) select $1::text, u.* from unnest(${args}) as u${conflict}`;
+    const repoId = values[0];
+    for (let start = 0; start < count; start += 10_000) {
+      const end = Math.min(count, start + 10_000);
+      const params: unknown[] = [repoId];
+      for (let i = 1; i < width; i++) {
+        const column: unknown[] = new Array(end - start);
+        for (let r = start; r < end; r++) column[r - start] = values[r * width + i] ?? null;
+        params.push(numeric((columns[i] as Column)[1]) ? column.join(',') : column);
+      }
+      for (let r = start; r < end; r++)
+        if (values[r * width] !== repoId) throw new Error(`rows of ${table} for several repositories`);
+      await db.executeQuery(CompiledQuery.raw(text, params));
+    }
+    return;
+  }
+  for (let start = 0; start < count; start += 1000) {
+    const n = Math.min(1000, count - start);
+    const cacheKey = `${table}|${n}`;
+    let text = upsertTexts.get(cacheKey);
+    if (text === undefined) {
+      const tuple = `(${columns.map(() => '?').join(',')})`;
+      text = `insert into "${table}" (${names}) values ${new Array(n).fill(tuple).join(',')}${conflict}`;
+      upsertTexts.set(cacheKey, text);
+    }
+    await db.executeQuery(CompiledQuery.raw(text, values.slice(start * width, (start + n) * width)));
+    await yieldToEventLoop();
+  }
+}
