@@ -47,7 +47,7 @@ export async function assertForgeGranted(
 }
 
 /** The organization of a slug, or 404 saying how organizations come to exist. */
-async function orgOf(db: Queryable, slug: string) {
+export async function orgOf(db: Queryable, slug: string) {
   const org = await findOrgBySlug(db, slug.toLowerCase());
   if (org === undefined) {
     throw new AppError(

@@ -1,21 +1,10 @@
 import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import * as grants from '../../store/forge/grants.ts';
-import { findOrgBySlug } from '../../store/tenancy/orgs.ts';
+import { orgOf } from '../forge-grants.ts';
 
 /** A GitLab namespace path: a user, a group or a subgroup (`group/sub`). */
 const NAMESPACE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(?:\/[A-Za-z0-9_][A-Za-z0-9_.-]*){0,19}$/;
-
-async function orgOf(db: Queryable, slug: string) {
-  const org = await findOrgBySlug(db, slug.toLowerCase());
-  if (org === undefined) {
-    throw new AppError(
-      'ORG_NOT_FOUND',
-      `Organization "${slug}" does not exist; create it with: mainline token create --org ${slug.toLowerCase()}`,
-    );
-  }
-  return org;
-}
 
 /**
  * Grants a GitLab namespace on a host to an organization: the organization may act on the projects

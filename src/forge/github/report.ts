@@ -1,5 +1,6 @@
 import type { PrStateReport } from '../../app/ports.ts';
 import type { PrState } from '../../domain/queue/index.ts';
+import { stateTexts } from '../../domain/queue/state-text.ts';
 import { type GhComment, isTransient, messageOf, statusOf } from './api.ts';
 import type { GitHubApi, GitHubClient } from './client.ts';
 import { syncStateLabel } from './labels.ts';
@@ -19,16 +20,7 @@ export interface TalkBack {
 /** What to report: the port's PrStateReport (comments/statusCheck default to the forge's talkBack). */
 export type ReportInput = PrStateReport;
 
-const LABELS: Record<PrState, string> = {
-  not_ready: 'Waiting to be ready',
-  pending: 'Queued',
-  testing: 'Testing',
-  tests_passed: 'Tests passed, merging',
-  merged: 'Merged',
-  failed: 'Failed',
-  cancelled: 'Removed from the queue',
-  pending_failure: 'Tests failed, waiting on the PRs ahead',
-};
+const LABELS = stateTexts('PRs');
 
 const STATUS_STATES: Record<PrState, 'pending' | 'success' | 'failure' | 'error'> = {
   not_ready: 'pending',

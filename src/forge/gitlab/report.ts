@@ -1,5 +1,6 @@
 import type { ForgeRepo, PrStateReport } from '../../app/ports.ts';
 import type { PrState } from '../../domain/queue/index.ts';
+import { stateTexts } from '../../domain/queue/state-text.ts';
 import { statusOf } from './client.ts';
 import type { GitLabForge } from './forge.ts';
 import { projectPath } from './project.ts';
@@ -21,16 +22,7 @@ const STATUS_STATES: Record<PrState, 'pending' | 'running' | 'success' | 'failed
   cancelled: 'canceled',
 };
 
-const LABELS: Record<PrState, string> = {
-  not_ready: 'Waiting to be ready',
-  pending: 'Queued',
-  testing: 'Testing',
-  tests_passed: 'Tests passed, merging',
-  merged: 'Merged',
-  failed: 'Failed',
-  cancelled: 'Removed from the queue',
-  pending_failure: 'Tests failed, waiting on the merge requests ahead',
-};
+const LABELS = stateTexts('merge requests');
 
 /**
  * A commit status on the head (statusCheck) and one upserted note (comments). Telling the author

@@ -3,8 +3,8 @@ import { isPostgres } from './dialect.ts';
 
 /**
  * PostgreSQL: result rows no longer carry a foreign key to their test. The key's check ran as a
- * trigger per inserted row (~70 ms of the ~160 ms PostgreSQL took for the ~7.5k rows of a 100k-case
- * upload), and its cascade never ran (tests are never deleted). Ingestion writes a test's row before
+ * trigger per inserted row, a large part of an upload's insert of its results (docs/benchmarks.md),
+ * and its cascade never ran (tests are never deleted). Ingestion writes a test's row before
  * its results in the same transaction and refuses an attempt whose test it did not store (ingest.ts
  * storeTests), as the passes (migration 0012) always relied on. SQLite keeps the key: dropping it
  * would rebuild the table, and its check there is a cheap lookup in the same process.

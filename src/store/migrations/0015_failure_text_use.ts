@@ -2,8 +2,8 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * Two indexes of `test_results` go, each kept up by every result row an upload inserts:
- * - `test_results_text` (by failure text hash, random keys: ~13 ms of the ~50 ms SQLite took for the
- *   ~7.5k rows of a 100k-case upload) served only retention, to find the texts no result refers to.
+ * - `test_results_text` (by failure text hash: random keys, so a costly part of inserting an upload's
+ *   results; docs/benchmarks.md) served only retention, to find the texts no result refers to.
  *   A text now records when an upload last used it (`failure_texts.last_used_at`, moved at most daily),
  *   and retention deletes the texts last used before every upload it keeps. Texts stored before this
  *   migration count as used now.

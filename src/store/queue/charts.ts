@@ -33,20 +33,25 @@ export interface Judged {
   readonly at: number;
 }
 
+/** The newest MAX_ROWS archived entries of a kind since `since`, each as its JSON. */
+function archivedSince(db: Queryable, queueId: string, kind: 'pr' | 'run', since: number) {
+  return db
+    .selectFrom('queue_archive')
+    .select('data')
+    .where('queue_id', '=', queueId)
+    .where('kind', '=', kind)
+    .where('archived_at', '>=', since)
+    .orderBy('archived_at', 'desc')
+    .limit(MAX_ROWS)
+    .execute();
+}
+
 /**
  * PR submissions archived since `since` (an entry is archived after it finished, so this holds every
  * one that finished since then and was taken out of the live state).
  */
 export async function archivedPrsSince(db: Queryable, queueId: string, since: number): Promise<FinishedPr[]> {
-  const rows = await db
-    .selectFrom('queue_archive')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .where('kind', '=', 'pr')
-    .where('archived_at', '>=', since)
-    .orderBy('archived_at', 'desc')
-    .limit(MAX_ROWS)
-    .execute();
+  const rows = await archivedSince(db, queueId, 'pr', since);
   return rows.map((r) => {
     const e = JSON.parse(r.data) as FinishedPr;
     return { id: e.id, state: e.state, submittedAt: e.submittedAt, stateChangedAt: e.stateChangedAt };
@@ -59,15 +64,7 @@ export async function archivedRunsSince(
   queueId: string,
   since: number,
 ): Promise<FinishedRun[]> {
-  const rows = await db
-    .selectFrom('queue_archive')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .where('kind', '=', 'run')
-    .where('archived_at', '>=', since)
-    .orderBy('archived_at', 'desc')
-    .limit(MAX_ROWS)
-    .execute();
+  const rows = await archivedSince(db, queueId, 'run', since);
   return rows.map((r) => {
     const run = JSON.parse(r.data) as {
       id: string;

@@ -47,16 +47,26 @@ const FAILURE_ADD = [
   'summary = case when test_failure_hours.summary is null or excluded.summary < test_failure_hours.summary then excluded.summary else test_failure_hours.summary end',
 ].join(', ');
 
-/** Adds `sums` (times `sign`: 1 to add an upload, -1 to take it out) to a repository's test_run_hours. */
-function addRunSums(db: Queryable, repoId: string, sums: RunSums, sign: 1 | -1): Promise<void> {
+/** Adds flat test_failure_hours rows (FAILURE_COLUMNS in order) to the ones stored for their key. */
+function addFailureRows(db: Queryable, values: readonly unknown[]): Promise<void> {
   return upsert(
     db,
-    'test_run_hours',
-    RUN_COLUMNS,
-    'repo_id, hour, ordinal',
-    RUN_ADD,
-    runRows(repoId, sums, sign),
+    'test_failure_hours',
+    FAILURE_COLUMNS,
+    'repo_id, ordinal, hour, fingerprint',
+    FAILURE_ADD,
+    values,
   );
+}
+
+/** Adds flat test_run_hours rows (RUN_COLUMNS in order) to the ones stored for their key. */
+function addRunRows(db: Queryable, values: readonly unknown[]): Promise<void> {
+  return upsert(db, 'test_run_hours', RUN_COLUMNS, 'repo_id, hour, ordinal', RUN_ADD, values);
+}
+
+/** Adds `sums` (times `sign`: 1 to add an upload, -1 to take it out) to a repository's test_run_hours. */
+function addRunSums(db: Queryable, repoId: string, sums: RunSums, sign: 1 | -1): Promise<void> {
+  return addRunRows(db, runRows(repoId, sums, sign));
 }
 
 /**
@@ -72,14 +82,7 @@ export async function addUploadRollups(
     ordinalOf: (testId: string) => number;
   },
 ): Promise<void> {
-  await upsert(
-    db,
-    'test_run_hours',
-    RUN_COLUMNS,
-    'repo_id, hour, ordinal',
-    RUN_ADD,
-    uploadRunRows(repoId, attempts.passes, attempts.results, attempts.ordinalOf),
-  );
+  await addRunRows(db, uploadRunRows(repoId, attempts.passes, attempts.results, attempts.ordinalOf));
   // Failures by (ordinal, hour, fingerprint): counts and latest times summed here; summaries that
   // differ within one key go in later rounds (a key once per statement), so the database picks the least.
   const groups = new Map<string, { row: unknown[]; summaries: Set<string> }>();
@@ -116,15 +119,7 @@ export async function addUploadRollups(
       k++;
     }
   }
-  for (const round of rounds)
-    await upsert(
-      db,
-      'test_failure_hours',
-      FAILURE_COLUMNS,
-      'repo_id, ordinal, hour, fingerprint',
-      FAILURE_ADD,
-      round,
-    );
+  for (const round of rounds) await addFailureRows(db, round);
   await addUploadDurations(db, repoId, attempts, 1, upsert);
 }
 
@@ -261,14 +256,7 @@ export async function refreshFailureHours(
         Number(r.last_at),
         r.summary,
       ]);
-    await upsert(
-      db,
-      'test_failure_hours',
-      FAILURE_COLUMNS,
-      'repo_id, ordinal, hour, fingerprint',
-      FAILURE_ADD,
-      kept,
-    );
+    await addFailureRows(db, kept);
   }
 }
 

@@ -1,11 +1,16 @@
 import { CHART_HOURS } from '../../app/dashboard/queue-charts.ts';
 import type { ChartView, QueuePage } from '../../app/dashboard/queues.ts';
-import { durationLineChart, stackedBarChart } from '../charts.ts';
+import { type ChartSeries, durationLineChart, stackedBarChart } from '../charts.ts';
 import { duration, plural, shortDay } from '../format.ts';
 import { type Html, html } from '../html.ts';
 
 const hourLabel = (ms: number) => `${String(new Date(ms).getUTCHours()).padStart(2, '0')}:00`;
 const orNone = (v: number | null) => (v === null ? 'none' : duration(v));
+const series = <V>(label: string, cls: string, values: readonly V[]): ChartSeries<V> => ({
+  label,
+  cls,
+  values,
+});
 
 const CHART_VIEWS: readonly { key: ChartView; label: string; title: string }[] = [
   { key: '24h', label: '24 hours', title: `Last ${CHART_HOURS} hours` },
@@ -34,17 +39,14 @@ export function chartsSection(c: QueuePage['charts'], view: ChartView, base: str
   const merged = stackedBarChart(
     'chart-merged',
     slots,
-    [{ label: 'Merged', cls: 'merged', values: c.merged }],
+    [series('Merged', 'merged', c.merged)],
     `PRs merged per ${per}, ${from}: ${c.merged.join(', ')}; ${sum(c.merged)} in all.`,
     every,
   );
   const waits = durationLineChart(
     'chart-time-in-queue',
     slots,
-    [
-      { label: 'p50', cls: 'p50', values: c.p50 },
-      { label: 'p95', cls: 'p95', values: c.p95 },
-    ],
+    [series('p50', 'p50', c.p50), series('p95', 'p95', c.p95)],
     `Time in queue of the PRs merged each ${per}, ${from}: p50 ${c.p50.map(orNone).join(', ')}; p95 ${c.p95.map(orNone).join(', ')}.`,
     duration,
     every,
@@ -53,8 +55,8 @@ export function chartsSection(c: QueuePage['charts'], view: ChartView, base: str
     'chart-failures',
     slots,
     [
-      { label: 'Failed runs', cls: 'failed', values: c.failed },
-      { label: 'Flaky failures (retried or ignored by flake protection)', cls: 'flaky', values: c.flaky },
+      series('Failed runs', 'failed', c.failed),
+      series('Flaky failures (retried or ignored by flake protection)', 'flaky', c.flaky),
     ],
     `Test runs that failed per ${per}, ${from}: ${c.failed.join(', ')}; flaky failures: ${c.flaky.join(', ')}.`,
     every,

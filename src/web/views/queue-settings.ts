@@ -1,9 +1,10 @@
 import { type QueueForge, settingEffect } from '../../app/dashboard/queues.ts';
 import type { Repository } from '../../app/repositories.ts';
-import { type Html, html } from '../html.ts';
+import { html } from '../html.ts';
 import { paths } from '../paths.ts';
 import { QUEUE_CHOICES } from '../queue-settings-form.ts';
 import type { FormValues } from '../settings-form.ts';
+import { fieldErrors } from './field-errors.ts';
 import { csrfField, page, type Viewer } from './layout.ts';
 import { noEffectOn } from './queue.ts';
 
@@ -30,14 +31,7 @@ export function queueSettingsView(css: string, viewer: Viewer, data: QueueSettin
     settingEffect(data.forge, field) === null
       ? html`<span class="hint">${noEffectOn(data.forge)}</span>`
       : '';
-  const errorOf = (field: string): Html | '' => {
-    const messages = data.errors.get(field);
-    return messages === undefined
-      ? ''
-      : html`<p class="field-error" id="${fieldId(field)}-error">${messages.join('; ')}</p>`;
-  };
-  const described = (field: string) =>
-    data.errors.has(field) ? html` aria-invalid="true" aria-describedby="${fieldId(field)}-error"` : '';
+  const { errorOf, described } = fieldErrors(data.errors, fieldId);
   const checkbox = (field: string, label: string) =>
     html`<div class="field"><input type="checkbox" id="${fieldId(field)}" name="${field}" value="on"${v[field] === 'on' ? html` checked` : ''}${described(field)}> <label for="${fieldId(field)}">${label}</label> ${note(field)}${errorOf(field)}</div>`;
   const input = (field: string, label: string, mode = 'numeric') =>

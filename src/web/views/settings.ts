@@ -3,6 +3,7 @@ import type { Repository } from '../../app/repositories.ts';
 import { type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
 import { type FormValues, type MonitorKind, newPrefix } from '../settings-form.ts';
+import { fieldErrors } from './field-errors.ts';
 import { csrfField, page, type Viewer } from './layout.ts';
 
 export interface SettingsViewData {
@@ -24,14 +25,7 @@ export function settingsView(css: string, viewer: Viewer, data: SettingsViewData
   const repo = data.repository;
   const name = `${repo.host}/${repo.owner}/${repo.name}`;
   const v = data.values;
-  const errorOf = (field: string): Html | '' => {
-    const messages = data.errors.get(field);
-    return messages === undefined
-      ? ''
-      : html`<p class="field-error" id="${fieldId(field)}-error">${messages.join('; ')}</p>`;
-  };
-  const described = (field: string) =>
-    data.errors.has(field) ? html` aria-invalid="true" aria-describedby="${fieldId(field)}-error"` : '';
+  const { errorOf, described } = fieldErrors(data.errors, fieldId);
   const checkbox = (field: string, label: string) =>
     html`<div class="field"><input type="checkbox" id="${fieldId(field)}" name="${field}" value="on"${v[field] === 'on' ? html` checked` : ''}${described(field)}> <label for="${fieldId(field)}">${label}</label>${errorOf(field)}</div>`;
   const input = (field: string, label: string, hint = '', mode = 'decimal') =>
