@@ -2,27 +2,18 @@
 // flaky and failing tests, a queue that merged and failed PRs, and durations with the failures that
 // passed on a retry (the demo's reports carry times and retries). Read through the dashboard pages
 // of the demo's real server, signed in with its token.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Demo, runDemo } from '../../src/demo/demo.ts';
+import type { Demo } from '../../src/demo/demo.ts';
 import { tableRows } from '../support/dashboard.ts';
+import { startDemo } from '../support/demo.ts';
 
 describe('the demo on the dashboard', () => {
   let demo: Demo;
-  let root: string;
   let cookie: string;
   let base: string;
 
   beforeAll(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-dashboard-demo-'));
-    demo = await runDemo({
-      port: 0,
-      dataDir: path.join(root, 'data'),
-      timeoutSeconds: 60,
-      logLevel: 'silent',
-    });
+    demo = await startDemo('mainline-dashboard-demo-');
     const res = await fetch(`${demo.url}/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -34,10 +25,7 @@ describe('the demo on the dashboard', () => {
     base = `/${demo.org}/repos/${demo.repo.host}/${demo.repo.owner}/${demo.repo.name}`;
   }, 90_000);
 
-  afterAll(async () => {
-    await demo?.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => demo?.close());
 
   const page = async (target: string) => {
     const res = await fetch(`${demo.url}${target}`, { headers: { cookie } });

@@ -8,6 +8,7 @@ import { slowestTests } from '../../src/store/uploads/durations.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { chartName, getPage, signIn, tableRows } from '../support/dashboard.ts';
+import { repositoryRow } from '../support/reads.ts';
 import { upload } from '../support/upload.ts';
 
 const HOUR = 3_600_000;
@@ -79,9 +80,7 @@ function lastFigures(label: string, n: number): string[] {
 const db = () => t.db.database.db;
 
 async function repoId(): Promise<string> {
-  return (
-    await db().selectFrom('repositories').select('id').where('name', '=', REPO.name).executeTakeFirstOrThrow()
-  ).id;
+  return (await repositoryRow(t, REPO)).id;
 }
 
 /**

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { getPage as get, tableRows as rowsOf, signIn } from '../support/dashboard.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { storedQueueRuns } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const HOUR = 3_600_000;
@@ -195,9 +196,7 @@ describe('the queue page leads with the queue', () => {
   });
 
   it('run page: a PR the run depended on that has merged since says so, with the full run id', async () => {
-    const rows = await s.t.db.database.db.selectFrom('queue_runs').select('data').execute();
-    const runs = rows.map((r) => JSON.parse(r.data) as { id: string; tested: number[]; dependsOn: number[] });
-    const run = runs.find((r) => r.tested.includes(2));
+    const run = (await storedQueueRuns(s.t)).find((r) => r.tested.includes(2));
     expect(run?.dependsOn).toEqual([1]);
     const res = await get(s.t, `${base}/queues/main/runs/${encodeURIComponent(run?.id ?? '')}`, cookie);
     expect(res.statusCode).toBe(200);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartsOf, HOUR_MS, hourFigures, percentile } from '../../src/app/dashboard/queue-charts.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { queueArchiveRows, queuePrRows } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const MIN = 60_000;
@@ -133,13 +134,10 @@ describe('the queue page charts', () => {
 
   it('leaves out what is older than 24 hours, reading archived PRs and runs too', async () => {
     // #1 and its run left the live state: its figures above came from the archive.
-    const db = s.t.db.database.db;
-    const archived = await db.selectFrom('queue_archive').select(['kind', 'pr_number']).execute();
+    const archived = await queueArchiveRows(s.t);
     expect(archived).toContainEqual({ kind: 'pr', pr_number: 1 });
     expect(archived.filter((r) => r.kind === 'run').length).toBeGreaterThan(0);
-    expect((await db.selectFrom('queue_prs').select('number').execute()).map((r) => r.number)).not.toContain(
-      1,
-    );
+    expect((await queuePrRows(s.t)).map((r) => r.number)).not.toContain(1);
     s.clock = start + 24 * HOUR + 30 * MIN;
     // A session lasts 12 hours: sign in again.
     const later = (await get(s, `${base}/queues/main`, await signIn(s))).body;

@@ -4,6 +4,7 @@ import { revokeToken } from '../../src/app/tokens.ts';
 import { escapeHtml } from '../../src/web/html.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { apiTokenId, dashboardRepoDayCount, storedTestId } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const DAY = 86_400_000;
@@ -262,8 +263,7 @@ describe('the web dashboard', () => {
     );
     // Cached: the same figures from the stored days, and the past days are final once read after they ended.
     expect((await get(t, '/acme', cookie)).body).toBe(res.body);
-    const rows = await t.db.database.db.selectFrom('dashboard_repo_days').selectAll().execute();
-    expect(rows).toHaveLength(14);
+    expect(await dashboardRepoDayCount(t)).toBe(14);
   });
 
   it('unhealthy tests: filters, search, code owners, sorting and paging driven by the query string', async () => {
@@ -511,11 +511,7 @@ describe('the web dashboard', () => {
   });
 
   it('flags a test as flaky through the page, with the same use case as the API', async () => {
-    const { id } = await t.db.database.db
-      .selectFrom('test_cases')
-      .select('id')
-      .where('name', '=', 'test_fine')
-      .executeTakeFirstOrThrow();
+    const id = await storedTestId(t, 'test_fine');
     const testPath = `${repoPath}/tests/${id}`;
     const csrf = csrfOf((await get(t, testPath, cookie)).body);
     expect((await details(id)).status.value).toBe('healthy');
@@ -546,13 +542,7 @@ describe('the web dashboard', () => {
     const own = await t.token('acme');
     const doomed = await signIn(t, own);
     expect((await get(t, repoPath, doomed)).statusCode).toBe(200);
-    const row = await t.db.database.db
-      .selectFrom('api_tokens')
-      .select('id')
-      .orderBy('created_at', 'desc')
-      .where('token_prefix', '=', own.slice(0, 10))
-      .executeTakeFirstOrThrow();
-    await revokeToken(t.db.database.db, row.id, clock);
+    await revokeToken(t.db.database.db, await apiTokenId(t, own), clock);
     const after = await get(t, repoPath, doomed);
     expect(after.statusCode).toBe(303);
     expect(after.headers.location).toMatch(/^\/login/);

@@ -1,34 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Demo, DemoError, runDemo } from '../../src/demo/demo.ts';
 import { formatSummary } from '../../src/demo/summary.ts';
+import { startDemo } from '../support/demo.ts';
 import { runCli } from '../support/process.ts';
 
 // The demo always runs on its own SQLite database in its data folder, even when DATABASE_URL is set
 // for the rest of the suite: it is a self-contained scenario, not a test of the database engines.
 describe('mainline demo (in process)', () => {
   let demo: Demo;
-  let root: string;
   const lines: string[] = [];
 
   beforeAll(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-demo-test-'));
-    demo = await runDemo({
-      port: 0,
-      dataDir: path.join(root, 'data'),
-      timeoutSeconds: 60,
-      logLevel: 'silent',
-      log: (line) => lines.push(line),
-    });
+    demo = await startDemo('mainline-demo-test-', { log: (line) => lines.push(line) });
   }, 90_000);
 
-  afterAll(async () => {
-    await demo?.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => demo?.close());
 
   async function post<T = Record<string, unknown>>(endpoint: string, body: object): Promise<T> {
     const res = await fetch(`${demo.url}/v1/${endpoint}`, {
@@ -150,25 +139,17 @@ describe('mainline demo (in process)', () => {
 
 describe('mainline demo --forge gitlab (in process)', () => {
   let demo: Demo;
-  let root: string;
   const lines: string[] = [];
 
   beforeAll(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-demo-gitlab-test-'));
-    demo = await runDemo({
-      port: 0,
-      dataDir: path.join(root, 'data'),
+    demo = await startDemo('mainline-demo-gitlab-test-', {
       timeoutSeconds: 90,
-      logLevel: 'silent',
       log: (line) => lines.push(line),
       forge: 'gitlab',
     });
   }, 120_000);
 
-  afterAll(async () => {
-    await demo?.close();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => demo?.close());
 
   it('runs the same scenario on merge requests of a GitLab project: the same PRs merge and fail, the same tests are flagged', async () => {
     expect(demo.summary.problems).toEqual([]);

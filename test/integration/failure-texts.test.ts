@@ -3,19 +3,19 @@
 // ways (retention deletes the texts no kept failure can have: retention.test.ts).
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { recentFailures } from '../../src/store/dashboard/repo-days.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { storedFailureTexts, storedResultsOf, storedTestId, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const TRACE = 'AssertionError: expected 200, got 500\n    at Object.login (src/login.test.ts:42:7)';
 const OTHER = 'TimeoutError: the page did not load in 30000 ms';
 
 describe('failure texts', () => {
-  let t: TestApp;
-  let token: string;
+  const t = useTestApp();
   const uploads: string[] = [];
   const db = () => t.db.database.db;
   const count = async (table: 'failure_texts' | 'test_results') =>
@@ -27,27 +27,20 @@ describe('failure texts', () => {
           .executeTakeFirstOrThrow()
       ).n,
     );
-  const texts = async () =>
-    (await db().selectFrom('failure_texts').select('text').orderBy('text').execute()).map((r) => r.text);
+  const texts = () => storedFailureTexts(t);
   const loginFailures = async () => {
-    const test = await db()
-      .selectFrom('test_cases')
-      .select('id')
-      .where('name', '=', 'login')
-      .executeTakeFirstOrThrow();
+    const test = await storedTestId(t, 'login');
     const fingerprint = await db()
       .selectFrom('test_results')
       .select('failure_fingerprint')
-      .where('test_case_id', '=', test.id)
+      .where('test_case_id', '=', test)
       .executeTakeFirstOrThrow();
-    return (await recentFailures(db(), test.id, fingerprint.failure_fingerprint, 0, 10)).map(
+    return (await recentFailures(db(), test, fingerprint.failure_fingerprint, 0, 10)).map(
       (f) => f.failure_text,
     );
   };
 
   beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
     for (const [sha, cases] of [
       [
         'c0ffee01',
@@ -58,12 +51,11 @@ describe('failure texts', () => {
       ],
       ['c0ffee02', [{ name: 'login', fail: TRACE }, { name: 'home' }]],
     ] as const) {
-      const res = await upload(t, token, [{ name: 'r.xml', content: junitXml(cases) }], { sha });
+      const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: junitXml(cases) }], { sha });
       expect(res.statusCode).toBe(200);
       uploads.push(res.json().upload_id);
     }
   });
-  afterAll(() => t.close());
 
   it('keeps each distinct text once and shows it with every failure', async () => {
     expect(await count('test_results')).toBe(3);
@@ -100,20 +92,14 @@ describe('failure texts', () => {
 });
 
 describe('failure texts and branch names with characters JSON escapes', () => {
-  let t: TestApp;
-  let token: string;
-  beforeAll(async () => {
-    t = await buildTestApp();
-    token = await t.token('acme');
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it('stores texts with quotes, backslashes and escapes as sent, and a lone surrogate as one U+FFFD', async () => {
     // PostgreSQL receives bulk rows as JSON (db/bulk.ts): what JSON escapes must come back as it was.
     const odd = 'expected "a\\b" got \'c\'\\ud800 \\\\u0041 tab\there 🙂 {"json": [1, 2]}';
     const res = await upload(
       t,
-      token,
+      t.orgToken,
       [
         {
           name: 'odd.xml',
@@ -126,15 +112,10 @@ describe('failure texts and branch names with characters JSON escapes', () => {
       },
     );
     expect(res.statusCode).toBe(200);
-    const stored = await t.db.database.db.selectFrom('failure_texts').select('text').execute();
-    expect(stored.map((r) => r.text)).toEqual([odd]);
-    const row = await t.db.database.db
-      .selectFrom('test_results')
-      .select('branch')
-      .where('upload_id', '=', res.json().upload_id)
-      .executeTakeFirstOrThrow();
+    expect(await storedFailureTexts(t)).toEqual([odd]);
+    const [row] = await storedResultsOf(t, res.json().upload_id);
     // The edge makes a lone surrogate U+FFFD (SQLite's driver would otherwise store three).
-    expect(row.branch).toBe('feature/\ufffdx');
+    expect(row?.branch).toBe('feature/\ufffdx');
     // A JSON body too: a ticket id cut in the middle of an emoji.
     const failed: string = res.json().failed_tests[0].test_case_id;
     const link = await t.post(
@@ -144,14 +125,10 @@ describe('failure texts and branch names with characters JSON escapes', () => {
         test_case_id: failed,
         external_ticket_id: 'KAN-\ud83d',
       },
-      token,
+      t.orgToken,
     );
     expect(link.statusCode).toBe(200);
-    const test = await t.db.database.db
-      .selectFrom('test_cases')
-      .select('ticket_id')
-      .where('id', '=', failed)
-      .executeTakeFirstOrThrow();
-    expect(test.ticket_id).toBe('KAN-\ufffd');
+    const test = (await storedTestsOf(t, { owner: 'acme', name: 'web' })).find((c) => c.id === failed);
+    expect(test?.ticket_id).toBe('KAN-\ufffd');
   });
 });

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { roleOfAccessLevel } from '../../src/forge/gitlab/members.ts';
 import { statusState } from '../../src/forge/gitlab/statuses.ts';
 import { repoIsGranted } from '../../src/store/forge/grants.ts';
+import { findOrgBySlug } from '../../src/store/tenancy/orgs.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { runCli } from '../support/process.ts';
 
@@ -64,11 +65,8 @@ describe('GitLab settings, namespace grants and the small mappings', () => {
       ['acme', 'Acme/Backend'],
     ]);
     const repoOf = async (slug: string) => {
-      const org = await q
-        .selectFrom('organizations')
-        .select('id')
-        .where('slug', '=', slug)
-        .executeTakeFirstOrThrow();
+      const org = await findOrgBySlug(q, slug);
+      if (org === undefined) throw new Error(`no organization ${slug}`);
       const id = `repo-${slug}`;
       await q
         .insertInto('repositories')

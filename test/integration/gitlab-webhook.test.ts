@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GitLabScenario, GL_PATH, GL_REPO, GL_SECRET } from '../support/gitlab-sim/index.ts';
+import { forgeDeliveryRows } from '../support/reads.ts';
 
 // Real git and HTTP on a shared machine: scenarios take a while.
 vi.setConfig({ testTimeout: 180_000 });
 
-const gitlabRows = (s: GitLabScenario) =>
-  s.t.db.database.db.selectFrom('github_deliveries').selectAll().where('id', 'like', 'gitlab:%').execute();
+const gitlabRows = async (s: GitLabScenario) =>
+  (await forgeDeliveryRows(s.t)).filter((r) => r.id.startsWith('gitlab:'));
 
 describe('GitLab webhooks (POST /webhooks/gitlab)', () => {
   let s: GitLabScenario | undefined;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { sweepContext } from '../support/sweep.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
@@ -178,12 +179,7 @@ describe('a scripted history seen through the flaky-tests endpoints', () => {
   it('a quiet recovery period → HEALTHY again at the periodic pass, and out of quarantine', async () => {
     const [flaky] = await unhealthy('FLAKY');
     clock += 8 * DAY;
-    const report = await runHealthSweep({
-      db: t.db.database.db,
-      config: t.config,
-      now: () => clock,
-      caches: t.caches,
-    });
+    const report = await runHealthSweep(sweepContext(t, () => clock));
     expect(report.statusChanges).toBeGreaterThanOrEqual(1);
     expect(await unhealthy('FLAKY')).toEqual([]);
     expect((await quarantined()).map((q) => q.name)).toEqual([]);

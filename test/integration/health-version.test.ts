@@ -15,6 +15,7 @@ import {
 } from '../../src/store/tests/cases.ts';
 import { deleteUploadWithAttempts } from '../../src/store/uploads/uploads.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { sweepContext } from '../support/sweep.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const DAY = 86_400_000;
@@ -66,12 +67,7 @@ describe('health_version', () => {
     // Two failing tests on pages of one: the list is frozen in a snapshot, which a first page
     // reuses while the repository's health_version stays.
     expect(await failing()).toMatchObject({ total: 2, names: [expect.any(String)] });
-    const sweep = await runHealthSweep({
-      db: app.db.database.db,
-      config: app.config,
-      now: () => clock,
-      caches: app.caches,
-    });
+    const sweep = await runHealthSweep(sweepContext(app, () => clock));
     expect(sweep.prunedUploads).toBe(1);
     // Minutes later, the same read shows what is left.
     clock += 60_000;

@@ -4,27 +4,22 @@
 // migration fills them from the stored rows; durationsByTest and durationTrend read them.
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { durationsByTest, durationTrend } from '../../src/store/uploads/durations.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { repositoryRow } from '../support/reads.ts';
 import { upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-let t: TestApp;
-let token: string;
 let clock = Date.UTC(2026, 3, 1, 10, 20, 0);
-
-beforeAll(async () => {
-  t = await buildTestApp({ MAINLINE_RETENTION_DAYS: '30' }, { now: () => clock });
-  token = await t.token('acme');
-});
-afterAll(() => t.close());
+const t = useTestApp({ env: { MAINLINE_RETENTION_DAYS: '30' }, now: () => clock });
 
 const db = () => t.db.database.db;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19);
@@ -49,7 +44,9 @@ function report(
 let commit = 0;
 async function send(tests: Parameters<typeof report>[0]): Promise<void> {
   commit++;
-  const res = await upload(t, token, [{ name: 'r.xml', content: report(tests) }], { sha: `d00d${commit}` });
+  const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: report(tests) }], {
+    sha: `d00d${commit}`,
+  });
   expect(res.statusCode, res.body).toBe(200);
 }
 
@@ -92,12 +89,7 @@ async function recomputed(): Promise<string[]> {
 }
 
 async function repoId(): Promise<string> {
-  const row = await db()
-    .selectFrom('repositories')
-    .select('id')
-    .where('name', '=', REPO.name)
-    .executeTakeFirstOrThrow();
-  return row.id;
+  return (await repositoryRow(t, REPO)).id;
 }
 
 describe('durations in the hourly rollups', () => {

@@ -6,23 +6,16 @@ import { healthVersion } from '../../src/store/tenancy/repos.ts';
 import { seenOf, type TestCaseRow } from '../../src/store/tests/cases.ts';
 import { REPO } from '../support/app.ts';
 import { repositoryRow, storedResultsOf, storedTestId, storedTestsOf } from '../support/reads.ts';
-import { junitXml, upload } from '../support/upload.ts';
+import { abcSuite, upload } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
 
 describe('uploads of a known suite', () => {
   const t = useTestApp();
   const scope = { repo: REPO, org_url_slug: 'acme' };
-  const suite = (failing: string[]) =>
-    junitXml(
-      ['test_a', 'test_b', 'test_c'].map((name) => ({
-        name,
-        fail: failing.includes(name) ? 'AssertionError: boom' : false,
-      })),
-    );
 
   it('a quarantine override set between two uploads decides the next upload’s answer and stored failure', async () => {
     for (const sha of ['a1', 'a2']) {
-      const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite([]) }], { sha });
+      const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: abcSuite([]) }], { sha });
       expect(res.statusCode).toBe(200);
     }
     const override = await t.post(
@@ -32,7 +25,9 @@ describe('uploads of a known suite', () => {
     );
     expect(override.statusCode).toBe(200);
 
-    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite(['test_b']) }], { sha: 'a3' });
+    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: abcSuite(['test_b']) }], {
+      sha: 'a3',
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().failed_tests).toEqual([expect.objectContaining({ name: 'test_b', quarantined: true })]);
     expect(res.json().all_failures_quarantined).toBe(true);
@@ -48,7 +43,9 @@ describe('uploads of a known suite', () => {
       t.orgToken,
     );
     expect(override.statusCode).toBe(200);
-    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: suite(['test_b']) }], { sha: 'a4' });
+    const res = await upload(t, t.orgToken, [{ name: 'r.xml', content: abcSuite(['test_b']) }], {
+      sha: 'a4',
+    });
     expect(res.json().failed_tests).toEqual([
       expect.objectContaining({ name: 'test_b', quarantined: false }),
     ]);
@@ -61,14 +58,7 @@ describe('uploads of a known suite', () => {
 describe('what ingestion remembers of a repository’s tests', () => {
   const t = useTestApp({ now: () => now });
   let now = Date.UTC(2026, 10, 2, 9);
-  const suite = (failing: string[]) =>
-    junitXml(
-      ['test_a', 'test_b', 'test_c'].map((name) => ({
-        name,
-        file: `src/${name}.py`,
-        fail: failing.includes(name) ? 'AssertionError: boom' : false,
-      })),
-    );
+  const suite = (failing: string[]) => abcSuite(failing, { files: true });
 
   /** Every row the cache holds for the repository's current version, as the database holds it. */
   async function expectCacheAgrees(): Promise<number> {

@@ -3,6 +3,7 @@ import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { QueueRunner } from '../../src/runner/queue-runner.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { repositoryRow } from '../support/reads.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -173,7 +174,7 @@ describe('merge-queue behaviours on a real git repository', () => {
     s.pushToMain({ 'm.txt': 'm\n' }, 'Main moves on');
     s.git('push', '-q', 'origin', '--delete', 'feature-3');
     const db = s.t.db.database.db;
-    const row = await db.selectFrom('repositories').selectAll().executeTakeFirstOrThrow();
+    const row = await repositoryRow(s.t, REPO);
     const repo = { id: row.id, host: row.host, owner: row.owner, name: row.name };
     const forge = new GitRepositoryForge({ root: s.t.config.gitRoot, db });
     const numbers = [1, 2, 3, 99];

@@ -4,6 +4,7 @@ import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { LEASE_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { acquireLease } from '../../src/store/queue/queues.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { pendingQueueActions, queueId, queueLeaseOwner } from '../support/reads.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -22,7 +23,7 @@ describe('queue leases during a long pass', () => {
     await s.submit(2);
     const scenario = s;
     const db = s.t.db.database.db;
-    const queue = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
+    const queue = await queueId(s.t);
     const git = new GitRepositoryForge({ root: s.t.config.gitRoot, db, now: () => scenario.clock });
     let builds = 0;
     // The first test branch takes "longer than the lease": meanwhile another runner takes the queue.
@@ -39,7 +40,7 @@ describe('queue leases during a long pass', () => {
         scenario.clock += LEASE_MS + 1;
         const taken = await acquireLease(
           db,
-          queue.id,
+          queue,
           'other-runner',
           scenario.clock,
           scenario.clock + LEASE_MS,
@@ -55,14 +56,8 @@ describe('queue leases during a long pass', () => {
     );
     await runner.runOnce();
     expect(builds).toBe(1);
-    const row = await db.selectFrom('merge_queues').select('lease_owner').executeTakeFirstOrThrow();
-    expect(row.lease_owner).toBe('other-runner');
-    const pending = await db
-      .selectFrom('queue_actions')
-      .select('action')
-      .where('queue_id', '=', queue.id)
-      .where('done_at', 'is', null)
-      .execute();
-    expect(pending.some((p) => p.action.includes('create_test_run'))).toBe(true);
+    expect(await queueLeaseOwner(s.t, queue)).toBe('other-runner');
+    const pending = await pendingQueueActions(s.t, queue);
+    expect(pending.some((p) => p.type === 'create_test_run')).toBe(true);
   });
 });

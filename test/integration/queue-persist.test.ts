@@ -15,6 +15,7 @@ import { findQueueById } from '../../src/store/queue/queues.ts';
 import { onPostgres } from '../support/database.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
+import { queueId, queuePrRows, queueVersion, storedQueueRuns } from '../support/reads.ts';
 
 const sha = (n: number) => n.toString(16).padStart(40, 'c');
 const snapshot = (n: number) => ({
@@ -29,9 +30,8 @@ const snapshot = (n: number) => ({
 
 /** The state as the process holds it (the one the next step starts from) for the queue's current version. */
 async function heldState(s: GitScenario): Promise<QueueState> {
-  const db = s.t.db.database.db;
-  const row = await db.selectFrom('merge_queues').select(['id', 'version']).executeTakeFirstOrThrow();
-  const held = s.t.caches.queueStates.get(row.id, row.version);
+  const id = await queueId(s.t);
+  const held = s.t.caches.queueStates.get(id, await queueVersion(s.t, id));
   if (held === undefined) throw new Error('no state held for the current version');
   return held;
 }
@@ -72,35 +72,30 @@ describe('queue state stored row by row', () => {
     // Finished PRs and runs left the live state: their rows are gone with them.
     const db = s.t.db.database.db;
     const live = await storedQueueState(db);
-    const prRows = await db.selectFrom('queue_prs').select('number').execute();
+    const prRows = await queuePrRows(s.t);
     expect(prRows.map((r) => String(r.number)).sort()).toEqual(Object.keys(live.prs).sort());
-    const runRows = await db.selectFrom('queue_runs').select('id').execute();
-    expect(runRows.length).toBe(Object.keys(live.runs).length);
+    expect((await storedQueueRuns(s.t)).length).toBe(Object.keys(live.runs).length);
   }, 300_000);
 
   it('does not write again the entries a step did not change', async () => {
     s = await GitScenario.create({ state: 'paused' });
     const db = s.t.db.database.db;
-    const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
+    const id = await queueId(s.t);
     for (const n of [7, 8])
       await applyEvent({ db, caches: s.t.caches }, id, { type: 'pr_submitted', pr: snapshot(n) }, s.clock);
     // Marks PR 7's row; a step that rewrote every entry would put the held entry back over it.
-    const marked = (
-      await db.selectFrom('queue_prs').select('data').where('number', '=', 7).executeTakeFirstOrThrow()
-    ).data;
+    const marked = (await queuePrRows(s.t)).find((r) => r.number === 7)?.data ?? '';
     const mark = marked.replace('"PR 7"', '"marked"');
     await db.updateTable('queue_prs').set({ data: mark }).where('number', '=', 7).execute();
-    const before = (await db.selectFrom('merge_queues').select('version').executeTakeFirstOrThrow()).version;
+    const before = await queueVersion(s.t, id);
     await applyEvent(
       { db, caches: s.t.caches },
       id,
       { type: 'pr_cancelled', prNumber: 8, reason: 'closed' },
       s.clock,
     );
-    expect((await db.selectFrom('merge_queues').select('version').executeTakeFirstOrThrow()).version).toBe(
-      before + 1,
-    );
-    const after = await db.selectFrom('queue_prs').select(['number', 'data']).orderBy('number').execute();
+    expect(await queueVersion(s.t, id)).toBe(before + 1);
+    const after = await queuePrRows(s.t);
     expect(after.find((r) => r.number === 7)?.data).toBe(mark);
     // PR 8 ended: pruning moved it to the archive, so its row is gone.
     expect(after.map((r) => r.number)).toEqual([7]);
@@ -109,7 +104,7 @@ describe('queue state stored row by row', () => {
   it('answers a queue row read before a save with the state after it, never a mix of the two', async () => {
     s = await GitScenario.create({ state: 'paused' });
     const db = s.t.db.database.db;
-    const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
+    const id = await queueId(s.t);
     await applyEvent({ db, caches: s.t.caches }, id, { type: 'pr_submitted', pr: snapshot(7) }, s.clock);
     const old = await findQueueById(db, id);
     if (old === undefined) throw new Error('no queue');
@@ -133,7 +128,7 @@ describe('queue state stored row by row', () => {
   it('hands out states that throw when written to, so no request can change what the next step starts from', async () => {
     s = await GitScenario.create({ state: 'paused' });
     const db = s.t.db.database.db;
-    const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
+    const id = await queueId(s.t);
     const stepped = await applyEvent(
       { db, caches: s.t.caches },
       id,

@@ -4,6 +4,7 @@ import { GitHubForge } from '../../src/forge/github/index.ts';
 import { RoutingForge } from '../../src/forge/router.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { failedQueueActionErrors } from '../support/reads.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -42,11 +43,6 @@ describe('a server with GitHub configured still runs plain-git queues', () => {
     await settle();
     expect((await s.pr(1)).state).toBe('merged');
     expect(s.history()).toEqual(['Add a (#1)', 'Initial commit']);
-    const failed = await db
-      .selectFrom('queue_actions')
-      .select('last_error')
-      .where('attempts', '>', 0)
-      .execute();
-    expect(failed).toEqual([]);
+    expect(await failedQueueActionErrors(s.t)).toEqual([]);
   });
 });

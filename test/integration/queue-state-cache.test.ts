@@ -7,6 +7,7 @@ import { applyEvent } from '../../src/app/queue/apply.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { queueId } from '../support/reads.ts';
 
 describe('getQueue with parsed states kept in memory', () => {
   let s: GitScenario | undefined;
@@ -33,7 +34,7 @@ describe('getQueue with parsed states kept in memory', () => {
     onTestFinished(() => other.close());
     const db = other.db;
     const replica = { db, caches: createCaches(s.t.config) };
-    const { id } = await db.selectFrom('merge_queues').select('id').executeTakeFirstOrThrow();
+    const id = await queueId(db);
     const sha = (n: number) => n.toString(16).padStart(40, 'b');
     for (const n of [7, 8]) {
       const pr = {

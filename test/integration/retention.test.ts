@@ -1,30 +1,29 @@
 // MAINLINE_RETENTION_DAYS (default 90): the periodic pass deletes uploads older than that with their
 // attempts, so the database stops growing with history. Tests stay with their status and history;
 // newer results are untouched; 0 keeps everything.
-import { afterEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { countPasses } from '../../src/store/uploads/passes.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { storedFailureTexts } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const DAY = 86_400_000;
 
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
+const START = Date.UTC(2026, 0, 1);
+let clock = START;
+beforeEach(() => {
+  clock = START;
 });
 
-async function setUp(env: Record<string, string> = {}) {
-  const start = Date.UTC(2026, 0, 1);
-  let clock = start;
-  const app = await buildTestApp(env, { now: () => clock });
-  t = app;
-  const token = await app.token('acme');
+/** A fresh app for every test of the enclosing describe block, under `env`, its clock at START. */
+function useRetentionApp(env: Record<string, string> = {}) {
+  const app = useTestApp({ env, now: () => clock, perTest: true });
   const send = (sha: string, fail: boolean) =>
     upload(
       app,
-      token,
+      app.orgToken,
       [{ name: 'r.xml', content: junitXml([{ name: 'steady' }, { name: 'shaky', fail: fail && 'boom' }]) }],
       {
         sha,
@@ -52,8 +51,10 @@ async function setUp(env: Record<string, string> = {}) {
   };
   return {
     app,
-    token,
-    start,
+    get token() {
+      return app.orgToken;
+    },
+    start: START,
     send,
     sweep,
     stored,
@@ -64,7 +65,7 @@ async function setUp(env: Record<string, string> = {}) {
 }
 
 /** Names of the tests list-failing-tests shows for the first day (when the first upload came). */
-async function failing(s: Awaited<ReturnType<typeof setUp>>): Promise<string[]> {
+async function failing(s: ReturnType<typeof useRetentionApp>): Promise<string[]> {
   const res = await s.app.post(
     '/v1/flaky-tests/list-failing-tests',
     {
@@ -81,8 +82,9 @@ async function failing(s: Awaited<ReturnType<typeof setUp>>): Promise<string[]> 
 }
 
 describe('result retention', () => {
+  const s = useRetentionApp();
+
   it('deletes uploads older than the retention with their attempts, and keeps the tests and newer results', async () => {
-    const s = await setUp();
     expect((await s.send('old', true)).statusCode).toBe(200);
     s.advance(60);
     expect((await s.send('newer', false)).statusCode).toBe(200);
@@ -103,7 +105,6 @@ describe('result retention', () => {
   });
 
   it('deletes the failure texts only pruned uploads used, and keeps those a kept upload used', async () => {
-    const s = await setUp();
     const sendTexts = (sha: string, own: string) =>
       upload(
         s.app,
@@ -119,10 +120,7 @@ describe('result retention', () => {
         ],
         { sha },
       );
-    const texts = async () =>
-      (await s.app.db.database.db.selectFrom('failure_texts').select('text').orderBy('text').execute()).map(
-        (r) => r.text,
-      );
+    const texts = () => storedFailureTexts(s.app);
     expect((await sendTexts('old', 'first')).statusCode).toBe(200);
     s.advance(60);
     expect((await sendTexts('newer', 'second')).statusCode).toBe(200);
@@ -157,17 +155,23 @@ describe('result retention', () => {
         .sort(),
     ).toEqual(['shaky', 'steady']);
   });
+});
+
+describe('result retention with MAINLINE_RETENTION_DAYS=0', () => {
+  const s = useRetentionApp({ MAINLINE_RETENTION_DAYS: '0' });
 
   it('keeps everything with MAINLINE_RETENTION_DAYS=0', async () => {
-    const s = await setUp({ MAINLINE_RETENTION_DAYS: '0' });
     await s.send('old', true);
     s.advance(400);
     expect(await s.sweep()).toMatchObject({ prunedUploads: 0, prunedAttempts: 0 });
     expect(await s.stored()).toEqual({ uploads: 1, passes: 1, results: 1, tests: 2 });
   });
+});
+
+describe('result retention with MAINLINE_RETENTION_DAYS=30', () => {
+  const s = useRetentionApp({ MAINLINE_RETENTION_DAYS: '30' });
 
   it('refuses a monitor window longer than the results are kept, saying why', async () => {
-    const s = await setUp({ MAINLINE_RETENTION_DAYS: '30' });
     await s.send('one', false);
     const update = (windowHours: number) =>
       s.app.post(

@@ -6,27 +6,22 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { rebuildRollups } from '../../src/store/uploads/rollups-write.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO } from '../support/app.ts';
+import { storedTestsOf } from '../support/reads.ts';
 import { multipart } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-let t: TestApp;
-let token: string;
 let clock = Date.UTC(2026, 2, 1, 9, 17, 23);
-
-beforeAll(async () => {
-  t = await buildTestApp({ MAINLINE_RETENTION_DAYS: '30' }, { now: () => clock });
-  token = await t.token('acme');
-});
-afterAll(() => t.close());
+const t = useTestApp({ env: { MAINLINE_RETENTION_DAYS: '30' }, now: () => clock });
 
 const db = () => t.db.database.db;
 
@@ -195,7 +190,7 @@ async function run(s: Step, repo: Repo, ids: Map<string, string>): Promise<void>
     const res = await t.post(
       '/v1/flaky-tests/set-quarantine-override',
       { repo, org_url_slug: 'acme', test_id: id, setting: s.setting, reason: 'property test' },
-      token,
+      t.orgToken,
     );
     expect(res.statusCode, res.body).toBe(200);
     if (res.json().test.quarantined === true) seen.quarantined++;
@@ -206,17 +201,11 @@ async function run(s: Step, repo: Repo, ids: Map<string, string>): Promise<void>
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/test-results/upload',
-      headers: { 'x-api-token': token, 'content-type': body.contentType },
+      headers: { 'x-api-token': t.orgToken, 'content-type': body.contentType },
       payload: body.payload,
     });
     expect(res.statusCode, res.body).toBe(200);
-    const rows = await db()
-      .selectFrom('test_cases')
-      .innerJoin('repositories', 'repositories.id', 'test_cases.repo_id')
-      .select(['test_cases.id', 'test_cases.name'])
-      .where('repositories.name', '=', repo.name)
-      .execute();
-    for (const r of rows) ids.set(r.name, r.id);
+    for (const r of await storedTestsOf(t, repo)) ids.set(r.name, r.id);
   }
 }
 
@@ -240,7 +229,7 @@ describe('test-health rollups', () => {
           const res = await t.post(
             '/v1/flaky-tests/get-test-details',
             { repo, org_url_slug: 'acme', test_id: id },
-            token,
+            t.orgToken,
           );
           expect(res.statusCode, res.body).toBe(200);
           const { ordinal } = await db()

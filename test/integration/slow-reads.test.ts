@@ -5,43 +5,47 @@
 // the same moment, when the hour moves on; and a kept first page must not hand out page tokens that
 // expire sooner than a fresh answer's would.
 import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { buildApp } from '../../src/http/app.ts';
-import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { REPO, type TestApp } from '../support/app.ts';
+import { storedTestId, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const scope = { repo: REPO, org_url_slug: 'acme' };
 
-let t: TestApp | undefined;
-let other: { app: FastifyInstance; database: Database } | undefined;
-afterEach(async () => {
-  await other?.app.close();
-  await other?.database.close();
-  other = undefined;
-  await t?.close();
-  t = undefined;
+const START = Date.UTC(2026, 0, 1);
+let clock = START;
+beforeEach(() => {
+  clock = START;
 });
+let other: { app: FastifyInstance; database: Database } | undefined;
 
-/** A test app whose clock starts at a whole hour (2026-01-01 00:00 UTC) and moves only when told. */
-async function setUp(env: Record<string, string> = {}) {
-  const start = Date.UTC(2026, 0, 1);
-  let clock = start;
-  const app = await buildTestApp(env, { now: () => clock });
-  t = app;
-  const token = await app.token('acme');
+/**
+ * A fresh test app for every test of the enclosing describe block, whose clock starts at a whole
+ * hour (2026-01-01 00:00 UTC) and moves only when told.
+ */
+function useReadsApp(env: Record<string, string> = {}) {
+  const app = useTestApp({ env, now: () => clock, perTest: true });
+  // Registered after the app's own hook, so the second server closes before the app's database does.
+  afterEach(async () => {
+    await other?.app.close();
+    await other?.database.close();
+    other = undefined;
+  });
   const send = (sha: string, cases: { name: string; fail?: string | false }[], to: TestApp = app) =>
-    upload(to, token, [{ name: 'r.xml', content: junitXml(cases) }], { sha });
+    upload(to, app.orgToken, [{ name: 'r.xml', content: junitXml(cases) }], { sha });
   const ask = async (url: string, body: object, via: FastifyInstance = app.app) => {
     const res = await via.inject({
       method: 'POST',
       url,
-      headers: { 'content-type': 'application/json', 'x-api-token': token },
+      headers: { 'content-type': 'application/json', 'x-api-token': app.orgToken },
       payload: JSON.stringify(body),
     });
     return res;
@@ -64,17 +68,10 @@ async function setUp(env: Record<string, string> = {}) {
     });
     return res;
   };
-  const idOf = async (name: string) => {
-    const row = await app.db.database.db
-      .selectFrom('test_cases')
-      .select('id')
-      .where('name', '=', name)
-      .executeTakeFirstOrThrow();
-    return row.id;
-  };
+  const idOf = (name: string) => storedTestId(app, name);
   return {
     app,
-    start,
+    start: START,
     send,
     ask,
     details,
@@ -89,8 +86,9 @@ async function setUp(env: Record<string, string> = {}) {
 }
 
 describe('kept answers of the rollup reads', () => {
+  const s = useReadsApp();
+
   it('show an upload in the next answer, of this server and of another one on the same database', async () => {
-    const s = await setUp();
     expect((await s.send('c1', [{ name: 'shaky', fail: 'boom' }, { name: 'steady' }])).statusCode).toBe(200);
     const id = await s.idOf('shaky');
     const config = loadConfig({ LOG_LEVEL: 'silent', MAINLINE_RATE_LIMIT: '0', ...s.app.db.env });
@@ -122,7 +120,6 @@ describe('kept answers of the rollup reads', () => {
   });
 
   it('count from the hour holding now: a day later the 24-hour rate is 0 without any upload', async () => {
-    const s = await setUp();
     expect((await s.send('c1', [{ name: 'shaky', fail: 'boom' }])).statusCode).toBe(200);
     const id = await s.idOf('shaky');
     s.at(s.start + 10 * MINUTE);
@@ -134,25 +131,7 @@ describe('kept answers of the rollup reads', () => {
     expect((await s.details(id)).most_common_failures).toHaveLength(1);
   });
 
-  it('show a retention pass in the next answer at the same moment', async () => {
-    const s = await setUp({ MAINLINE_RETENTION_DAYS: '30' });
-    expect((await s.send('old', [{ name: 'shaky', fail: 'boom' }, { name: 'steady' }])).statusCode).toBe(200);
-    s.at(s.start + 20 * DAY);
-    expect((await s.send('newer', [{ name: 'shaky' }, { name: 'steady' }])).statusCode).toBe(200);
-    const id = await s.idOf('shaky');
-    // 30 days and half an hour later: the first upload is past the retention, and its failure is
-    // still in the hour the 30-day failure groups start from.
-    s.at(s.start + 30 * DAY + 30 * MINUTE);
-    const firstDay = [s.start, s.start + DAY] as const;
-    expect((await s.details(id)).most_common_failures.map((g) => g.summary)).toEqual(['boom']);
-    expect((await s.failing(...firstDay)).json().tests).toHaveLength(1);
-    expect(await s.sweep()).toMatchObject({ prunedUploads: 1 });
-    expect((await s.details(id)).most_common_failures).toEqual([]);
-    expect((await s.failing(...firstDay)).json().tests).toEqual([]);
-  });
-
   it('never hand out page tokens that expire sooner than a fresh answer’s', async () => {
-    const s = await setUp();
     expect(
       (await s.send('c1', [{ name: 'a', fail: 'boom' }, { name: 'b', fail: 'bang' }, { name: 'c' }]))
         .statusCode,
@@ -189,9 +168,30 @@ describe('kept answers of the rollup reads', () => {
   });
 });
 
+describe('kept answers of the rollup reads, with MAINLINE_RETENTION_DAYS=30', () => {
+  const s = useReadsApp({ MAINLINE_RETENTION_DAYS: '30' });
+
+  it('show a retention pass in the next answer at the same moment', async () => {
+    expect((await s.send('old', [{ name: 'shaky', fail: 'boom' }, { name: 'steady' }])).statusCode).toBe(200);
+    s.at(s.start + 20 * DAY);
+    expect((await s.send('newer', [{ name: 'shaky' }, { name: 'steady' }])).statusCode).toBe(200);
+    const id = await s.idOf('shaky');
+    // 30 days and half an hour later: the first upload is past the retention, and its failure is
+    // still in the hour the 30-day failure groups start from.
+    s.at(s.start + 30 * DAY + 30 * MINUTE);
+    const firstDay = [s.start, s.start + DAY] as const;
+    expect((await s.details(id)).most_common_failures.map((g) => g.summary)).toEqual(['boom']);
+    expect((await s.failing(...firstDay)).json().tests).toHaveLength(1);
+    expect(await s.sweep()).toMatchObject({ prunedUploads: 1 });
+    expect((await s.details(id)).most_common_failures).toEqual([]);
+    expect((await s.failing(...firstDay)).json().tests).toEqual([]);
+  });
+});
+
 describe('kept pages of list-unhealthy-tests', () => {
+  const s = useReadsApp();
+
   it('never hand out page tokens that expire sooner than a fresh answer’s', async () => {
-    const s = await setUp();
     // Three tests fail then pass on one commit of a PR: all FLAKY.
     const names = ['a', 'b', 'c'];
     for (const fail of [true, false]) {
@@ -229,21 +229,17 @@ describe('kept pages of list-unhealthy-tests', () => {
 });
 
 describe('getQuarantineConfig with remembered test ids', () => {
+  const s = useReadsApp();
+
   it('tells apart identifiers whose fields run together the same, whichever is asked first', async () => {
-    const s = await setUp();
     // Class name and file run together the same ('pkg/a.ts'); only the first test is quarantined.
     const cases = [
       { name: 't', classname: 'pk', file: 'g/a.ts' },
       { name: 't', classname: 'pkg/', file: 'a.ts' },
     ];
     expect((await s.send('c1', cases)).statusCode).toBe(200);
-    const quarantinedId = (
-      await s.app.db.database.db
-        .selectFrom('test_cases')
-        .select('id')
-        .where('classname', '=', 'pk')
-        .executeTakeFirstOrThrow()
-    ).id;
+    const quarantinedId = (await storedTestsOf(s.app, REPO)).find((c) => c.classname === 'pk')?.id ?? '';
+    expect(quarantinedId).not.toBe('');
     const set = await s.ask('/v1/flaky-tests/set-quarantine-override', {
       ...scope,
       test_id: quarantinedId,

@@ -6,7 +6,9 @@ import type { AppContext } from '../../src/app/context.ts';
 import { WebhookDispatcher } from '../../src/app/webhooks-out/dispatch.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { webhookDeliveryRows } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
+import { useTestApp } from '../support/use-test-app.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
 const PUBLIC_URL = 'https://mainline.example.test';
@@ -79,35 +81,29 @@ function expectSigned(r: Received, secret: string): void {
 }
 
 describe('outgoing webhooks: endpoints and test-health events', () => {
-  let t: TestApp;
-  let token: string;
+  let clock = Date.UTC(2026, 10, 1, 12);
+  // The receiver is on loopback, which only the operator's opt-in lets webhooks reach.
+  const t = useTestApp({ env: { MAINLINE_PUBLIC_URL: PUBLIC_URL, ...ALLOW_PRIVATE }, now: () => clock });
   let otherToken: string;
   let receiver: Receiver;
-  let clock = Date.UTC(2026, 10, 1, 12);
   let ctx: AppContext;
   let dispatcher: WebhookDispatcher;
   let hook: { id: string; secret: string };
 
-  const deliveries = async (id: string, tok = token) => t.post('/v1/webhooks/deliveries', { id }, tok);
-  const deliveryRows = () => t.db.database.db.selectFrom('webhook_deliveries').selectAll().execute();
+  const deliveries = async (id: string, tok = t.orgToken) => t.post('/v1/webhooks/deliveries', { id }, tok);
+  const deliveryRows = () => webhookDeliveryRows(t);
 
   beforeAll(async () => {
-    // The receiver is on loopback, which only the operator's opt-in lets webhooks reach.
-    t = await buildTestApp({ MAINLINE_PUBLIC_URL: PUBLIC_URL, ...ALLOW_PRIVATE }, { now: () => clock });
-    token = await t.token('acme');
     otherToken = await t.token('globex');
     receiver = await Receiver.start();
     ctx = { db: t.db.database.db, config: t.config, now: () => clock, caches: t.caches };
     dispatcher = new WebhookDispatcher(ctx, silent);
   });
-  afterAll(async () => {
-    await receiver.close();
-    await t.close();
-  });
+  afterAll(() => receiver.close());
 
   it('refuses URLs that are not absolute http(s), unknown event types (naming the valid ones), and empty lists', async () => {
     for (const url of ['ftp://example.com/hook', '/hooks/relative', 'not a url', 'file:///etc/passwd']) {
-      const res = await t.post('/v1/webhooks/create', { url, events: ['test.quarantined'] }, token);
+      const res = await t.post('/v1/webhooks/create', { url, events: ['test.quarantined'] }, t.orgToken);
       expect(res.statusCode, url).toBe(400);
       expect(res.json().error).toMatchObject({
         code: 'VALIDATION_FAILED',
@@ -117,7 +113,7 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
     const unknown = await t.post(
       '/v1/webhooks/create',
       { url: receiver.url('/x'), events: ['test.quarantined', 'test.exploded'] },
-      token,
+      t.orgToken,
     );
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().error.code).toBe('VALIDATION_FAILED');
@@ -129,17 +125,17 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
         message: expect.stringContaining('$.events[1] must be one of "test.status_changed"'),
       },
     ]);
-    const empty = await t.post('/v1/webhooks/create', { url: receiver.url('/x'), events: [] }, token);
+    const empty = await t.post('/v1/webhooks/create', { url: receiver.url('/x'), events: [] }, t.orgToken);
     expect(empty.statusCode).toBe(400);
     expect(empty.json().error.details[0].path).toBe('$.events');
-    const missing = await t.post('/v1/webhooks/create', { events: ['test.quarantined'] }, token);
+    const missing = await t.post('/v1/webhooks/create', { events: ['test.quarantined'] }, t.orgToken);
     expect(missing.json().error.details[0]).toMatchObject({ path: '$.url' });
     const anonymous = await t.post('/v1/webhooks/create', {
       url: receiver.url('/x'),
       events: ['test.quarantined'],
     });
     expect(anonymous.statusCode).toBe(401);
-    const wrongOrg = await t.post('/v1/webhooks/list', { org_url_slug: 'globex' }, token);
+    const wrongOrg = await t.post('/v1/webhooks/list', { org_url_slug: 'globex' }, t.orgToken);
     expect(wrongOrg.statusCode).toBe(404);
     expect(wrongOrg.json().error.code).toBe('ORG_NOT_FOUND');
     expect(await deliveryRows()).toEqual([]);
@@ -153,7 +149,7 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
         events: ['test.quarantined', 'test.status_changed', 'test.status_changed'],
         description: 'health to chat',
       },
-      token,
+      t.orgToken,
     );
     expect(created.statusCode).toBe(200);
     const body = created.json();
@@ -166,7 +162,7 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
       created_at: new Date(clock).toISOString(),
     });
     hook = { id: body.id, secret: body.secret };
-    const listed = await t.post('/v1/webhooks/list', {}, token);
+    const listed = await t.post('/v1/webhooks/list', {}, t.orgToken);
     expect(listed.statusCode).toBe(200);
     expect(listed.json()).toEqual({
       webhooks: [
@@ -189,16 +185,16 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
     expect(del.statusCode).toBe(404);
     expect(del.json().error.code).toBe('WEBHOOK_NOT_FOUND');
     expect((await deliveries(hook.id, otherToken)).statusCode).toBe(404);
-    expect((await t.post('/v1/webhooks/list', {}, token)).json().webhooks).toHaveLength(1);
+    expect((await t.post('/v1/webhooks/list', {}, t.orgToken)).json().webhooks).toHaveLength(1);
   });
 
   it('fail then pass on one commit → test.status_changed and test.quarantined, signed, once each', async () => {
     const failing = junitXml([{ name: 'test_login', fail: 'AssertionError: boom' }, { name: 'test_ok' }]);
-    await upload(t, token, [{ name: 'a.xml', content: failing }], { sha: 'c0ffee01', pr: 7 });
+    await upload(t, t.orgToken, [{ name: 'a.xml', content: failing }], { sha: 'c0ffee01', pr: 7 });
     expect(await dispatcher.runOnce()).toBe(0);
     clock += 60_000;
     const passing = junitXml([{ name: 'test_login' }, { name: 'test_ok' }]);
-    await upload(t, token, [{ name: 'a.xml', content: passing }], { sha: 'c0ffee01', pr: 7 });
+    await upload(t, t.orgToken, [{ name: 'a.xml', content: passing }], { sha: 'c0ffee01', pr: 7 });
     const enqueuedAt = clock;
     clock += 1_000;
     expect(await dispatcher.runOnce()).toBe(2);
@@ -283,11 +279,13 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
     let failures = 2;
     receiver.answer = (path) => (path === '/health' && failures-- > 0 ? 500 : 204);
     const before = receiver.at('/health').length;
-    await upload(t, token, [{ name: 'b.xml', content: junitXml([{ name: 'test_pay', fail: 'x' }]) }], {
+    await upload(t, t.orgToken, [{ name: 'b.xml', content: junitXml([{ name: 'test_pay', fail: 'x' }]) }], {
       sha: 'beef01',
     });
     clock += 60_000;
-    await upload(t, token, [{ name: 'b.xml', content: junitXml([{ name: 'test_pay' }]) }], { sha: 'beef01' });
+    await upload(t, t.orgToken, [{ name: 'b.xml', content: junitXml([{ name: 'test_pay' }]) }], {
+      sha: 'beef01',
+    });
     expect(await dispatcher.runOnce()).toBe(2);
     let listed = (await deliveries(hook.id)).json().deliveries.slice(0, 2);
     for (const d of listed) {
@@ -323,15 +321,17 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
     const created = await t.post(
       '/v1/webhooks/create',
       { url: receiver.url('/down'), events: ['test.status_changed'] },
-      token,
+      t.orgToken,
     );
     const down = created.json().id as string;
     receiver.answer = (path) => (path === '/down' ? 'hang' : 200);
-    await upload(t, token, [{ name: 'c.xml', content: junitXml([{ name: 'test_net', fail: 'x' }]) }], {
+    await upload(t, t.orgToken, [{ name: 'c.xml', content: junitXml([{ name: 'test_net', fail: 'x' }]) }], {
       sha: 'abc01',
     });
     clock += 60_000;
-    await upload(t, token, [{ name: 'c.xml', content: junitXml([{ name: 'test_net' }]) }], { sha: 'abc01' });
+    await upload(t, t.orgToken, [{ name: 'c.xml', content: junitXml([{ name: 'test_net' }]) }], {
+      sha: 'abc01',
+    });
     const impatient = new WebhookDispatcher(ctx, silent, { timeoutMs: 200 });
     expect(await impatient.runOnce()).toBe(3);
     let [d] = (await deliveries(down)).json().deliveries;
@@ -352,11 +352,11 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
   });
 
   it('a delivery is sent by one dispatcher only, even when two run at once', async () => {
-    await upload(t, token, [{ name: 'd.xml', content: junitXml([{ name: 'test_race', fail: 'x' }]) }], {
+    await upload(t, t.orgToken, [{ name: 'd.xml', content: junitXml([{ name: 'test_race', fail: 'x' }]) }], {
       sha: 'race01',
     });
     clock += 60_000;
-    await upload(t, token, [{ name: 'd.xml', content: junitXml([{ name: 'test_race' }]) }], {
+    await upload(t, t.orgToken, [{ name: 'd.xml', content: junitXml([{ name: 'test_race' }]) }], {
       sha: 'race01',
     });
     const before = receiver.received.length;
@@ -373,21 +373,21 @@ describe('outgoing webhooks: endpoints and test-health events', () => {
   });
 
   it('lists deliveries newest first with a limit; deleting the endpoint drops it and its deliveries', async () => {
-    const limited = await t.post('/v1/webhooks/deliveries', { id: hook.id, limit: 1 }, token);
+    const limited = await t.post('/v1/webhooks/deliveries', { id: hook.id, limit: 1 }, t.orgToken);
     expect(limited.statusCode).toBe(200);
     expect(limited.json().deliveries).toHaveLength(1);
-    const tooMany = await t.post('/v1/webhooks/deliveries', { id: hook.id, limit: 1000 }, token);
+    const tooMany = await t.post('/v1/webhooks/deliveries', { id: hook.id, limit: 1000 }, t.orgToken);
     expect(tooMany.statusCode).toBe(400);
-    const badId = await t.post('/v1/webhooks/delete', { id: 'nope' }, token);
+    const badId = await t.post('/v1/webhooks/delete', { id: 'nope' }, t.orgToken);
     expect(badId.statusCode).toBe(400);
     expect(badId.json().error.details[0].path).toBe('$.id');
 
-    const del = await t.post('/v1/webhooks/delete', { id: hook.id }, token);
+    const del = await t.post('/v1/webhooks/delete', { id: hook.id }, t.orgToken);
     expect(del.statusCode).toBe(200);
     expect(del.json()).toEqual({});
-    expect((await t.post('/v1/webhooks/delete', { id: hook.id }, token)).statusCode).toBe(404);
+    expect((await t.post('/v1/webhooks/delete', { id: hook.id }, t.orgToken)).statusCode).toBe(404);
     expect((await deliveries(hook.id)).json().error.code).toBe('WEBHOOK_NOT_FOUND');
-    const listed = (await t.post('/v1/webhooks/list', {}, token)).json().webhooks;
+    const listed = (await t.post('/v1/webhooks/list', {}, t.orgToken)).json().webhooks;
     expect(listed.map((w: { url: string }) => w.url)).toEqual([receiver.url('/down')]);
     expect((await deliveryRows()).some((r) => r.endpoint_id === hook.id)).toBe(false);
   });
@@ -471,6 +471,7 @@ describe('outgoing webhooks: merge-queue events', () => {
 });
 
 describe('outgoing webhooks: which addresses they may reach', () => {
+  // Each test builds its own app: each its own private-target setting, two listening on a port.
   let receiver: Receiver;
   beforeAll(async () => {
     receiver = await Receiver.start();

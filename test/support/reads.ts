@@ -146,3 +146,63 @@ export async function pendingQueueActions(s: Stored, id?: string): Promise<Store
 export async function forgeDeliveryRows(s: Stored): Promise<Selectable<Tables['github_deliveries']>[]> {
   return dbOf(s).selectFrom('github_deliveries').selectAll().execute();
 }
+
+/** Every distinct failure text stored, sorted. */
+export async function storedFailureTexts(s: Stored): Promise<string[]> {
+  const rows = await dbOf(s).selectFrom('failure_texts').select('text').orderBy('text').execute();
+  return rows.map((r) => r.text);
+}
+
+/** Every outgoing webhook delivery stored, of every endpoint. */
+export async function webhookDeliveryRows(s: Stored): Promise<Selectable<Tables['webhook_deliveries']>[]> {
+  return dbOf(s).selectFrom('webhook_deliveries').selectAll().execute();
+}
+
+/** The stored version of merge queue `id`, or of the only queue when it is left out. */
+export async function queueVersion(s: Stored, id?: string): Promise<number> {
+  let query = dbOf(s).selectFrom('merge_queues').select('version');
+  if (id !== undefined) query = query.where('id', '=', id);
+  return Number((await query.executeTakeFirstOrThrow()).version);
+}
+
+/** Who holds the lease of merge queue `id` (of the only queue when it is left out), if anyone. */
+export async function queueLeaseOwner(s: Stored, id?: string): Promise<string | null> {
+  let query = dbOf(s).selectFrom('merge_queues').select('lease_owner');
+  if (id !== undefined) query = query.where('id', '=', id);
+  return (await query.executeTakeFirstOrThrow()).lease_owner;
+}
+
+/** The PR entry rows of every queue (number and stored JSON), by number. */
+export async function queuePrRows(s: Stored): Promise<{ number: number; data: string }[]> {
+  const rows = await dbOf(s).selectFrom('queue_prs').select(['number', 'data']).orderBy('number').execute();
+  return rows.map((r) => ({ number: Number(r.number), data: r.data }));
+}
+
+/** Every stored queue test run, as its JSON holds it (the fields tests look at). */
+export async function storedQueueRuns(
+  s: Stored,
+): Promise<{ id: string; tested: number[]; dependsOn: number[] }[]> {
+  const rows = await dbOf(s).selectFrom('queue_runs').select('data').execute();
+  return rows.map((r) => JSON.parse(r.data) as { id: string; tested: number[]; dependsOn: number[] });
+}
+
+/** The finished PRs and runs moved to the queue archive: their kind and PR number. */
+export async function queueArchiveRows(s: Stored): Promise<{ kind: string; pr_number: number | null }[]> {
+  return dbOf(s).selectFrom('queue_archive').select(['kind', 'pr_number']).execute();
+}
+
+/** How many days of per-repository dashboard figures are kept. */
+export async function dashboardRepoDayCount(s: Stored): Promise<number> {
+  return (await dbOf(s).selectFrom('dashboard_repo_days').selectAll().execute()).length;
+}
+
+/** The last errors of the queue actions that failed at least once, oldest action first. */
+export async function failedQueueActionErrors(s: Stored): Promise<(string | null)[]> {
+  const rows = await dbOf(s)
+    .selectFrom('queue_actions')
+    .select('last_error')
+    .where('attempts', '>', 0)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.last_error);
+}

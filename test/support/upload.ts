@@ -78,3 +78,21 @@ export function junitXml(
     .join('');
   return `<?xml version="1.0"?><testsuites><testsuite name="${suite}">${body}</testsuite></testsuites>`;
 }
+
+/**
+ * The three-test suite (test_a, test_b, test_c) the ingestion tests upload again and again, with the
+ * tests in `failing` failed. `text` gives a failure's text (one shared text unless told) and `files`
+ * names a source file per test.
+ */
+export function abcSuite(
+  failing: readonly string[],
+  o: { text?: (name: string) => string; files?: boolean } = {},
+): string {
+  return junitXml(
+    ['test_a', 'test_b', 'test_c'].map((name) => ({
+      name,
+      ...(o.files ? { file: `src/${name}.py` } : {}),
+      fail: failing.includes(name) ? (o.text?.(name) ?? 'AssertionError: boom') : false,
+    })),
+  );
+}
