@@ -50,6 +50,10 @@ export async function measureDashboard(
       paths: [`${repo}?q=handles&owner=%40acme%2Fteam-3`],
     },
     { name: 'dashboard: repositories overview', paths: [`/${main.orgSlug}`] },
+    { name: 'dashboard: failing tests, page 1', paths: [`${repo}/failing`] },
+    { name: 'dashboard: all tests, page 1', paths: [`${repo}/tests`] },
+    { name: 'dashboard: all tests, name search', paths: [`${repo}/tests?q=handles`] },
+    { name: 'dashboard: durations (slowest tests, 30 days)', paths: [`${repo}/durations`] },
   ];
   const out: LoadResult[] = [];
   for (const p of pages) {
