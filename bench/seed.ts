@@ -161,7 +161,11 @@ function seedKey(params: Params, shape: Shape): string {
 function migrationHashes(): Record<string, string> {
   const dir = path.join(ROOT, 'src', 'store', 'migrations');
   const out: Record<string, string> = {};
-  for (const file of fs.readdirSync(dir).sort()) {
+  // Recursive: frozen/ holds code old migrations run, so a change there counts as a changed migration.
+  const files = fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => fs.statSync(path.join(dir, f)).isFile());
+  for (const file of files.sort()) {
     out[file] = createHash('sha256')
       .update(fs.readFileSync(path.join(dir, file)))
       .digest('hex')
