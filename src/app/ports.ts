@@ -172,3 +172,16 @@ export interface PrStateReport {
   /** Keep the PR's one `mainline:` state label current (the queue's stateLabelsEnabled); default off. */
   stateLabels?: boolean;
 }
+
+/** Which forge serves a repository host: the GitLab host first (it wins over an equal GitHub host), then GitHub, else plain git. */
+export type ForgeKind = 'github' | 'gitlab' | 'git';
+
+export function forgeKindOf(
+  host: string,
+  hosts: { readonly github: string | undefined; readonly gitlab: string | undefined },
+): ForgeKind {
+  const h = host.toLowerCase();
+  if (hosts.gitlab !== undefined && h === hosts.gitlab.toLowerCase()) return 'gitlab';
+  if (hosts.github !== undefined && h === hosts.github.toLowerCase()) return 'github';
+  return 'git';
+}

@@ -4,6 +4,7 @@ import {
   type Forge,
   type ForgePullRequest,
   type ForgeRepo,
+  forgeKindOf,
   type MergeInput,
   type MergeOutcome,
   type PrStateReport,
@@ -48,10 +49,14 @@ export class RoutingForge implements Forge {
     this.#granted = granted;
   }
 
+  #kindOf(repo: ForgeRepo) {
+    return forgeKindOf(repo.host, { github: this.#githubHost, gitlab: this.gitlab?.host });
+  }
+
   /** The repository's forge; on the GitHub host only for a repository whose organization was granted its owner. */
   async forgeOf(repo: ForgeRepo): Promise<Forge> {
-    const host = repo.host.toLowerCase();
-    if (this.gitlab !== undefined && host === this.gitlab.host) {
+    const kind = this.#kindOf(repo);
+    if (kind === 'gitlab' && this.gitlab !== undefined) {
       if (!(await this.#granted(repo))) {
         throw new AppError(
           'FORBIDDEN',
@@ -60,7 +65,7 @@ export class RoutingForge implements Forge {
       }
       return this.gitlab.forge;
     }
-    if (host !== this.#githubHost) return this.git;
+    if (kind !== 'github') return this.git;
     if (!(await this.#granted(repo))) {
       throw new AppError(
         'FORBIDDEN',
@@ -71,9 +76,9 @@ export class RoutingForge implements Forge {
   }
 
   pollIntervalMs(repo: ForgeRepo): number | undefined {
-    if (this.gitlab !== undefined && repo.host.toLowerCase() === this.gitlab.host)
-      return this.gitlab.forge.pollIntervalMs();
-    return repo.host.toLowerCase() === this.#githubHost ? this.github.pollIntervalMs() : undefined;
+    const kind = this.#kindOf(repo);
+    if (kind === 'gitlab' && this.gitlab !== undefined) return this.gitlab.forge.pollIntervalMs();
+    return kind === 'github' ? this.github.pollIntervalMs() : undefined;
   }
   async head(repo: ForgeRepo, branch: string): Promise<string | null> {
     return (await this.forgeOf(repo)).head(repo, branch);

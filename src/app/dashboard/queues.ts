@@ -13,7 +13,7 @@ import { archivedPr } from '../../store/queue/archive.ts';
 import { listQueues } from '../../store/queue/queues.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { assertForgeGranted } from '../forge-grants.ts';
-import type { Forge } from '../ports.ts';
+import { type Forge, type ForgeKind, forgeKindOf } from '../ports.ts';
 import { queueStateOf } from '../queue/apply.ts';
 import { flakeProtectionOf } from '../queue/flake-judge.ts';
 import { getSubmittedPullRequest } from '../queue/prs.ts';
@@ -54,7 +54,7 @@ export interface QueuePage {
 export type ChartView = '24h' | ChartDayView;
 
 /** A forge a queue can act on: GitHub, GitLab, or the built-in plain-git forge. */
-export type QueueForge = 'github' | 'gitlab' | 'git';
+export type QueueForge = ForgeKind;
 
 /**
  * The forge the queue of this repository acts on, by the forge router's rule: the configured GitLab
@@ -64,10 +64,7 @@ export function queueForgeOf(
   config: Pick<AppContext['config'], 'github' | 'gitlab'>,
   ref: RepoRef,
 ): QueueForge {
-  const host = ref.host.toLowerCase();
-  if (config.gitlab !== undefined && host === config.gitlab.host.toLowerCase()) return 'gitlab';
-  if (config.github !== undefined && host === config.github.host.toLowerCase()) return 'github';
-  return 'git';
+  return forgeKindOf(ref.host, { github: config.github?.host, gitlab: config.gitlab?.host });
 }
 
 /**
