@@ -25,6 +25,12 @@ export interface DemoForge {
   openPullRequest(pr: { title: string; author: string; branch: string; base: string }): Promise<number>;
   reportStatus(status: CommitStatusReport): Promise<void>;
   readonly label: string;
+  readonly kind: 'git' | 'gitlab';
+}
+
+/** How the demo's output names a pull request: `PR #n`, or on GitLab `MR !n`. */
+export function prName(kind: 'git' | 'gitlab', n: number): string {
+  return kind === 'gitlab' ? `MR !${n}` : `PR #${n}`;
 }
 
 /** The built-in git forge, through Mainline's /v1/git API. */
@@ -34,6 +40,7 @@ export function gitForge(api: DemoApi): DemoForge {
   return {
     repo,
     label: 'repository',
+    kind: 'git',
     async createRepository() {
       return (await api.post<{ path: string }>('git/createRepository', { repo })).path;
     },
@@ -81,6 +88,7 @@ export async function gitlabForge(
   return {
     repo,
     label: 'GitLab project',
+    kind: 'gitlab',
     async createRepository() {
       await sim.createProject(fullPath, { empty: true });
       return sim.remote(fullPath);

@@ -80,6 +80,8 @@ export interface LocalCiOptions {
   readonly pollMs?: number;
   /** Reports a commit status where the forge takes it (default POST /v1/git/reportStatus). */
   readonly reportStatus?: (status: CommitStatusReport) => Promise<void>;
+  /** How the log names a pull request (default `PR #n`; on GitLab `MR !n`). */
+  readonly prName?: (n: number) => string;
 }
 
 /** A commit status as the local CI reports it. */
@@ -236,9 +238,9 @@ export class LocalCi {
     }
     this.#tested.add(`refs/heads/${testBranch}@${sha}`);
     this.#runs.push({ testRunId, testBranch, sha, prNumbers, state: result.state });
-    const prs = prNumbers.map((n) => `#${n}`).join(', ');
+    const prs = prNumbers.map((n) => this.#o.prName?.(n) ?? `PR #${n}`).join(', ');
     this.#o.log(
-      `  CI     ${testBranch} (PR ${prs}): ${describeRun(result.run)} → ${contexts.join(', ')}: ${result.state}`,
+      `  CI     ${testBranch} (${prs}): ${describeRun(result.run)} → ${contexts.join(', ')}: ${result.state}`,
     );
   }
 

@@ -1,6 +1,6 @@
 /** What the demo's scenario ended with: each PR's fate, the unhealthy tests, read back through the API. */
 import type { DemoApi } from './api.ts';
-import { DEMO_ORG, type DemoForge, TARGET } from './forges.ts';
+import { DEMO_ORG, type DemoForge, prName, TARGET } from './forges.ts';
 import type { LocalCi, TestingDetails } from './local-ci.ts';
 import { PULL_REQUESTS } from './repo-script.ts';
 
@@ -135,11 +135,15 @@ export class ScenarioResults {
       const reason = record?.stateReason ?? '';
       if (!TERMINAL.has(state)) {
         const waited = Math.round((deadline - started) / 1000);
-        problems.push(`PR #${pr.number} is still ${state} after ${waited} s`);
+        problems.push(`${prName(this.#forge.kind, pr.number)} is still ${state} after ${waited} s`);
       } else if (state !== pr.expected) {
-        problems.push(`PR #${pr.number} ${state} (expected: ${pr.expected}): ${reason}`);
+        problems.push(
+          `${prName(this.#forge.kind, pr.number)} ${state} (expected: ${pr.expected}): ${reason}`,
+        );
       } else if (pr.expectedReason !== undefined && !pr.expectedReason.test(reason)) {
-        problems.push(`PR #${pr.number} ${state}, but not ${pr.expectedReason} as expected: ${reason}`);
+        problems.push(
+          `${prName(this.#forge.kind, pr.number)} ${state}, but not ${pr.expectedReason} as expected: ${reason}`,
+        );
       }
       return {
         number: pr.number,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { DemoApi } from './api.ts';
-import { DEMO_ORG, type DemoForge, TARGET } from './forges.ts';
+import { DEMO_ORG, type DemoForge, prName, TARGET } from './forges.ts';
 import { describeRun, LocalCi } from './local-ci.ts';
 import { HISTORY, PULL_REQUESTS, Workspace } from './repo-script.ts';
 import { type DemoSummary, ScenarioResults, type SubmittedPr, TERMINAL } from './results.ts';
@@ -73,6 +73,7 @@ export class Scenario {
       log: this.#log,
       pollMs: 150,
       reportStatus: (status) => this.#forge.reportStatus(status),
+      prName: (n) => prName(this.#forge.kind, n),
     });
     const ci = this.#ci;
 
@@ -134,8 +135,13 @@ export class Scenario {
         branch: pr.branch,
         base: TARGET,
       });
-      if (number !== pr.number) throw new DemoError(`PR #${pr.number} was opened as #${number}`);
-      this.#log(`  opened PR #${pr.number} "${pr.title}" by ${pr.author.login} (${pr.branch}): ${pr.story}`);
+      if (number !== pr.number)
+        throw new DemoError(
+          `${prName(this.#forge.kind, pr.number)} was opened as ${prName(this.#forge.kind, number)}`,
+        );
+      this.#log(
+        `  opened ${prName(this.#forge.kind, pr.number)} "${pr.title}" by ${pr.author.login} (${pr.branch}): ${pr.story}`,
+      );
     }
     this.#check();
 
@@ -158,14 +164,18 @@ export class Scenario {
           url: pathToFileURL(r.reportPath).href,
         });
       }
-      this.#log(`  CI     PR #${pr.number} ${pr.branch}: ${describeRun(r.run)} → ${required}: ${r.state}`);
+      this.#log(
+        `  CI     ${prName(this.#forge.kind, pr.number)} ${pr.branch}: ${describeRun(r.run)} → ${required}: ${r.state}`,
+      );
     }
     this.#check();
 
     for (const pr of PULL_REQUESTS) {
       await this.#api.post('submitPullRequest', { repo, targetBranch: TARGET, pr: { number: pr.number } });
     }
-    this.#log(`✓ submitted PRs ${PULL_REQUESTS.map((p) => `#${p.number}`).join(' ')} to the merge queue`);
+    this.#log(
+      `✓ submitted ${this.#forge.kind === 'gitlab' ? 'MRs' : 'PRs'} ${PULL_REQUESTS.map((p) => prName(this.#forge.kind, p.number).split(' ')[1]).join(' ')} to the merge queue`,
+    );
     // From now on the CI tests every test branch the queue builds, as a push-triggered CI would.
     ci.start();
 
@@ -188,7 +198,8 @@ export class Scenario {
         });
         latest.set(pr.number, record);
         for (const h of record.history.slice(seen.get(pr.number) ?? 0)) {
-          if (SHOWN.has(h.state)) this.#log(`  queue  PR #${pr.number} ${h.state}: ${h.reason}`);
+          if (SHOWN.has(h.state))
+            this.#log(`  queue  ${prName(this.#forge.kind, pr.number)} ${h.state}: ${h.reason}`);
         }
         seen.set(pr.number, record.history.length);
       }

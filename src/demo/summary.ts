@@ -1,4 +1,5 @@
 import type { Demo } from './demo.ts';
+import { prName } from './forges.ts';
 import type { DemoTest } from './results.ts';
 
 /** Quotes a string for a POSIX shell. */
@@ -33,7 +34,9 @@ export function formatSummary(demo: Demo, options: { commands: boolean } = { com
   const lines = ['', 'What happened:'];
   for (const pr of s.prs) {
     const mark = pr.state === pr.expected ? '' : ` (expected ${pr.expected})`;
-    lines.push(`  PR #${pr.number} ${pr.state}${mark}: ${pr.title} (${pr.story}) - ${pr.reason}`);
+    lines.push(
+      `  ${prName(demo.forge, pr.number)} ${pr.state}${mark}: ${pr.title} (${pr.story}) - ${pr.reason}`,
+    );
   }
   for (const t of s.flaky) lines.push(testLine('FLAKY', t));
   for (const t of s.broken) lines.push(testLine('BROKEN', t));

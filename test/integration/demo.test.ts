@@ -156,6 +156,10 @@ describe('mainline demo --forge gitlab (in process)', () => {
     expect(demo.forge).toBe('gitlab');
     expect(demo.repo).toEqual({ host: 'gitlab.local', owner: 'demo', name: 'shop' });
     expect(lines.some((l) => l.startsWith(`GitLab simulator at ${demo.gitlabUrl}`))).toBe(true);
+    // The demo names merge requests as GitLab does (!n), never as pull requests (#n); the queue's
+    // own reasons quoted in its lines are the engine's words.
+    expect(lines.some((l) => l.includes('opened MR !1 '))).toBe(true);
+    expect(lines.filter((l) => /^\s*(opened|CI|queue)\s+PR #|\(PR #|submitted PRs/.test(l))).toEqual([]);
     expect(demo.summary.prs.map((p) => [p.number, p.state])).toEqual([
       [1, 'merged'],
       [2, 'merged'],

@@ -85,7 +85,7 @@ describe("the GitLab project's own settings", () => {
     expect((await s.pr(iid)).state).toBe('merged');
   });
 
-  it('fast-forward only: the test branch is the rebased head itself and main ends exactly at the tested commit; a merge request left behind is refused with the reason', async () => {
+  it('fast-forward only: the test branch is the head itself when it is on main, which then ends exactly at the tested commit; a merge request left behind is rebased, tested and merged at that rebased commit', async () => {
     s = await GitLabScenario.create(
       { directMergeMode: 'off', concurrency: 1, mergeMethod: 'merge_commit' },
       { mergeMethod: 'ff' },
@@ -104,16 +104,20 @@ describe("the GitLab project's own settings", () => {
     expect(details.testBranchSha).toBe(head);
     expect(await s.sim.branchHead(GL_PATH, 'main')).toBe(head);
     await s.headGreen(two);
-    // !2 was branched before !1 merged: GitLab would not fast-forward it (406), so it is not queued.
+    // !2 was branched before !1 merged: GitLab would not fast-forward it (406), so the queue tests it
+    // rebased on main and, once that passed, makes the rebased commit its head and merges it.
     await s.submit(two);
     await s.settle();
-    const refused = await s.pr(two);
-    expect(refused.state).not.toBe('merged');
-    expect(JSON.stringify(refused)).toMatch(/mergeable|not rebased/);
-    expect(await s.sim.branchHead(GL_PATH, 'main')).toBe(head);
+    expect((await s.pr(two)).state).toBe('testing');
+    const tested = await s.ciOnTestBranch(two, 'success');
+    expect(await s.sim.project(GL_PATH).repo.parents(tested)).toEqual([head]);
+    await s.settle();
+    expect((await s.pr(two)).state).toBe('merged');
+    expect(await s.sim.branchHead(GL_PATH, 'main')).toBe(tested);
+    expect((await s.sim.mergeRequest(GL_PATH, two))['sha']).toBe(tested);
   });
 
-  it('fast-forward with stacked merge requests: both are tested in one run as the last head and main ends exactly at it; semi-linear history refuses the second until rebased', async () => {
+  it("stacked merge requests: with fast-forward both are tested in one run as the last head and main ends exactly at it; with semi-linear history the second is tested rebased on the first one's merge and merged with that tree", async () => {
     for (const mergeMethod of ['ff', 'rebase_merge'] as const) {
       s = await GitLabScenario.create(
         { directMergeMode: 'off', concurrency: 2, mergeMethod: 'merge_commit' },
@@ -123,7 +127,7 @@ describe("the GitLab project's own settings", () => {
       await s.sim.commit(GL_PATH, 'two', { '2.txt': '2\n' }, { from: 'one', message: 'Two' });
       const two = await s.sim.openMergeRequest(GL_PATH, { source: 'two', title: 'Two' });
       await s.sim.flush();
-      const last = (await s.sim.mergeRequest(GL_PATH, two))['sha'];
+      const last = (await s.sim.mergeRequest(GL_PATH, two))['sha'] as string;
       for (const n of [one, two]) await s.headGreen(n);
       for (const n of [one, two]) await s.submit(n);
       await s.settle();
@@ -133,11 +137,16 @@ describe("the GitLab project's own settings", () => {
         expect((await s.pr(two)).state).toBe('merged');
         expect(await s.sim.branchHead(GL_PATH, 'main')).toBe(last);
       } else {
-        // !1's merge commit is on main now, which !2 does not descend from: GitLab would answer 406.
-        const refused = await s.pr(two);
-        expect(refused.state).toBe('failed');
-        expect(refused.stateReason).toMatch(/would need a rebase once !1 merges/);
-        expect(await s.sim.project(GL_PATH).repo.showFile('refs/heads/main', '2.txt')).toBeNull();
+        // !1's merge commit is on main now, which !2 does not descend from: it was tested rebased
+        // on the merge commit predicted for !1, and merges rebased on GitLab's, with the tested tree.
+        expect((await s.pr(two)).state).toBe('testing');
+        const tested = await s.ciOnTestBranch(two, 'success');
+        await s.settle();
+        expect((await s.pr(two)).state).toBe('merged');
+        const repo = s.sim.project(GL_PATH).repo;
+        expect(await repo.tree('refs/heads/main')).toBe(await repo.tree(tested));
+        expect(await repo.tree('refs/heads/main')).toBe(await repo.tree(last));
+        expect(await s.sim.log(GL_PATH, 'main')).toHaveLength(3);
       }
       await s.close();
       s = undefined;

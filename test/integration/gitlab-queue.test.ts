@@ -29,15 +29,7 @@ describe('the merge queue on GitLab (simulated REST API and webhooks, real git b
     expect((await s.pr(iid)).state).toBe('testing');
     const run = await s.testBranch(iid);
     expect(await s.sim.project(GL_PATH).repo.showFile(run.sha, 'feature.txt')).toBe('new\n');
-    const notes = s.sim.notes(GL_PATH, iid).filter((n) => n.body.startsWith(NOTE_MARKER));
-    expect(notes).toHaveLength(1);
-    expect(notes[0]?.body).toMatch(/Testing/);
-    expect(
-      s.sim
-        .statuses(GL_PATH, head)
-        .filter((x) => x.name === GITLAB_STATUS_NAME)
-        .at(-1)?.status,
-    ).toBe('running');
+    expectQueueNoteAndStatus(s, iid, head, /Testing/, 'running');
 
     await s.ciOnTestBranch(iid, 'success');
     await s.settle();
@@ -49,15 +41,7 @@ describe('the merge queue on GitLab (simulated REST API and webhooks, real git b
       (r) => r.method === 'PUT' && r.path.endsWith(`/merge_requests/${iid}/merge`),
     );
     expect(merges.map((r) => r.status)).toEqual([200]);
-    const final = s.sim.notes(GL_PATH, iid).filter((n) => n.body.startsWith(NOTE_MARKER));
-    expect(final).toHaveLength(1);
-    expect(final[0]?.body).toMatch(/Merged/);
-    expect(
-      s.sim
-        .statuses(GL_PATH, head)
-        .filter((x) => x.name === GITLAB_STATUS_NAME)
-        .at(-1)?.status,
-    ).toBe('success');
+    expectQueueNoteAndStatus(s, iid, head, /Merged/, 'success');
     // The test branch is deleted once its run ended.
     expect(await s.testBranches(iid)).toEqual([]);
   });
@@ -207,3 +191,18 @@ describe('queue scenarios on GitLab', () => {
     expect(again).toEqual(squashed);
   });
 });
+
+/** The queue keeps one note on the merge request (edited in place) and its commit status on the head. */
+function expectQueueNoteAndStatus(
+  s: GitLabScenario,
+  iid: number,
+  head: string,
+  note: RegExp,
+  status: string,
+): void {
+  const notes = s.sim.notes(GL_PATH, iid).filter((n) => n.body.startsWith(NOTE_MARKER));
+  expect(notes).toHaveLength(1);
+  expect(notes[0]?.body).toMatch(note);
+  const ours = s.sim.statuses(GL_PATH, head).filter((x) => x.name === GITLAB_STATUS_NAME);
+  expect(ours.at(-1)?.status).toBe(status);
+}

@@ -230,6 +230,10 @@ async function mergeRequestEvent(
     const entry = getPrRecord(state, number);
     if (entry === undefined || isTerminal(entry.state)) continue;
     const head = a?.last_commit?.id?.toLowerCase();
+    // The merge request being merged is left to its merge, as the runner's poll leaves it: in a
+    // fast-forward or semi-linear project the merge itself pushes the rebased head it tested (with a
+    // lease on the queued head), and GitLab's merge with that SHA refuses any other push.
+    if (state.merging?.prNumber === number && a?.state === 'opened') continue;
     if (a?.state === 'opened' && head !== undefined && head !== entry.headSha) {
       await applyEvent(ctx, row.id, { type: 'pr_head_updated', prNumber: number, headSha: head }, ctx.now());
       done.push(`!${number} head updated in queue ${state.branch}`);

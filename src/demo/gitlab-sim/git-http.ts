@@ -18,7 +18,7 @@ export interface GitHttpContext {
 }
 /**
  * Git's smart HTTP protocol through `git http-backend` (CGI), with the token as the basic-auth
- * password, as GitLab takes it. Pushes over HTTP send no webhook.
+ * password, as GitLab takes it. afterPush sends the events of a push to a merge request's branch.
  */
 export async function serveGitHttp(
   req: IncomingMessage,

@@ -26,6 +26,11 @@ export interface MergeRequest {
   squashCommitSha: string | null;
   approvalsRequired: number;
   approvedBy: Set<number>;
+  /**
+   * The fork's project id when the merge request comes from a fork (its commits are in the target
+   * project's refs/merge-requests/<iid>/head, as GitLab keeps them), else null.
+   */
+  sourceProjectId?: number | null;
 }
 
 export interface CommitStatus {

@@ -193,6 +193,8 @@ export class GitLabSimulator {
       author?: string;
       draft?: boolean;
       approvalsRequired?: number;
+      /** From a fork: source_project_id is another project's (the branch stands for the fork's). */
+      fromFork?: boolean;
     },
   ): Promise<number> {
     return this.#locked(async () => {
@@ -212,6 +214,7 @@ export class GitLabSimulator {
         squashCommitSha: null,
         approvalsRequired: input.approvalsRequired ?? p.approvalsRequired,
         approvedBy: new Set(),
+        sourceProjectId: input.fromFork === true ? this.#s.nextId++ : null,
       };
       p.mrs.set(mr.iid, mr);
       await this.#s.syncMrRef(p, mr);
@@ -328,11 +331,24 @@ export class GitLabSimulator {
       root: this.#root,
       token: this.#options.token,
       requests: this.requests,
-      // Merge requests read their heads from the branches: keep their refs current after a push.
+      // Merge requests read their heads from the branches: a push to a merge request's source branch
+      // sends the push and merge request events GitLab sends (the token's user pushed), and keeps the
+      // merge requests' refs current.
       afterPush: () =>
         this.#locked(async () => {
-          for (const p of this.#s.projects.values())
+          for (const p of this.#s.projects.values()) {
+            const moved = new Map<string, string>();
+            for (const mr of p.mrs.values()) {
+              if (mr.state !== 'opened') continue;
+              const before = await p.repo.resolve(`refs/merge-requests/${mr.iid}/head`);
+              if (before !== null && before !== (await this.#s.headOf(p, mr)))
+                moved.set(mr.sourceBranch, before);
+            }
+            for (const [branch, before] of moved) {
+              await this.#s.pushed(p, branch, before, await p.repo.branch(branch), 'mainline-bot');
+            }
             for (const mr of p.mrs.values()) if (mr.state === 'opened') await this.#s.syncMrRef(p, mr);
+          }
         }),
     });
   }

@@ -210,7 +210,7 @@ export class SimState {
       state: mr.state,
       source_branch: mr.sourceBranch,
       target_branch: mr.targetBranch,
-      source_project_id: p.id,
+      source_project_id: mr.sourceProjectId ?? p.id,
       target_project_id: p.id,
       sha,
       draft: mr.draft,

@@ -117,6 +117,24 @@ export class GitLabForge implements Forge, GitLabEventForge {
     return mergeMergeRequest(this, repo, input);
   }
 
+  /** The head a fast-forward or semi-linear merge lands, rebased and pushed when needed (test-branches.ts). */
+  linearMergeHead(
+    repo: ForgeRepo,
+    input: { iid: number; headSha: string; onto: string; method: 'ff' | 'rebase_merge' },
+  ): Promise<{ ok: true; sha: string } | { ok: false; reason: string }> {
+    return this.#testBranches.linearMergeHead(repo, input);
+  }
+
+  /** A head replayed on a commit as linearMergeHead pushes it (null: it does not rebase). */
+  rebasedHead(repo: ForgeRepo, headSha: string, onto: string, iid: number): Promise<string | null> {
+    return this.#testBranches.rebasedHead(repo, headSha, onto, iid);
+  }
+
+  /** Forgets the rebased heads tested for a merged merge request. */
+  forgetTested(repo: ForgeRepo, iid: number): Promise<void> {
+    return this.#testBranches.forgetTested(repo, iid);
+  }
+
   async deleteBranch(repo: ForgeRepo, branch: string): Promise<void> {
     const path = `${projectPath(repo)}/repository/branches/${encodeURIComponent(branch)}`;
     await unless([404], null, () => this.client.request('DELETE', path));

@@ -10,6 +10,8 @@ export interface GlMergeRequest {
   state: 'opened' | 'closed' | 'locked' | 'merged';
   source_branch: string;
   target_branch: string;
+  source_project_id?: number;
+  target_project_id?: number;
   sha: string;
   draft?: boolean;
   work_in_progress?: boolean;
@@ -22,12 +24,23 @@ export interface GlMergeRequest {
 }
 
 /** detailed_merge_status values that say GitLab is still working it out. */
-const CHECKING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
+export const CHECKING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
 /**
- * Values that only say the head's own pipeline has not passed yet: the queue waits for the required
- * statuses on the head itself, so these do not make the merge request unmergeable for it.
+ * Values that only say the head's own pipeline has not passed yet (the queue waits for the required
+ * statuses on the head itself), or that the merge request is behind the target in a fast-forward or
+ * semi-linear project (`need_rebase`: the queue rebases what it tests), so these do not make the merge
+ * request unmergeable for it.
  */
-const CI_WAIT = new Set(['ci_must_pass', 'ci_still_running', 'mergeable']);
+const CI_WAIT = new Set(['ci_must_pass', 'ci_still_running', 'mergeable', 'need_rebase']);
+
+/** A merge request from a fork (its source project is not the target project). */
+export function isFork(mr: GlMergeRequest): boolean {
+  return (
+    mr.source_project_id !== undefined &&
+    mr.target_project_id !== undefined &&
+    mr.source_project_id !== mr.target_project_id
+  );
+}
 
 /** Approvals still missing on a merge request (0 when none are required or the API has none). */
 export async function approvalsLeft(client: GitLabClient, repo: ForgeRepo, iid: number): Promise<number> {

@@ -7,7 +7,10 @@ import { projectPath } from './project.ts';
 /**
  * Merges through the merge API with `sha` = the tested head, so GitLab refuses (409) a head that
  * moved. With expectedTargetSha, the target is read first and a target elsewhere is refused
- * (targetMovedTo), as the API cannot make the merge conditional on it.
+ * (targetMovedTo), as the API cannot make the merge conditional on it. In a fast-forward or
+ * semi-linear project a merge request behind the target is first rebased on it as it was tested and
+ * pushed to its source branch with a lease on the head the queue saw (test-branches.ts), and that
+ * rebased head is the `sha` merged.
  */
 export async function mergeMergeRequest(
   forge: GitLabForge,
@@ -27,6 +30,18 @@ export async function mergeMergeRequest(
       };
     }
   }
+  const method = (await forge.projectSettings(repo)).merge_method ?? 'merge';
+  let headSha = input.headSha;
+  if (method === 'ff' || method === 'rebase_merge') {
+    const onto = input.expectedTargetSha ?? (await forge.head(repo, input.targetBranch));
+    if (onto === null) return { ok: false, reason: `target branch ${input.targetBranch} does not exist` };
+    const head = await forge.linearMergeHead(repo, { iid: input.prNumber, headSha, onto, method });
+    if (!head.ok) {
+      const done = await mergedAlready(forge, repo, input);
+      return done ?? { ok: false, reason: head.reason };
+    }
+    headSha = head.sha;
+  }
   const title = input.prTitle.replace(/\s+/g, ' ').trim();
   const path = `${projectPath(repo)}/merge_requests/${input.prNumber}/merge`;
   const squash = input.method === 'squash';
@@ -35,7 +50,7 @@ export async function mergeMergeRequest(
       'PUT',
       path,
       {
-        sha: input.headSha,
+        sha: headSha,
         squash,
         ...(squash ? { squash_commit_message: `${title} (!${input.prNumber})` } : {}),
         ...(input.method === 'merge_commit'
@@ -46,6 +61,7 @@ export async function mergeMergeRequest(
     );
     const mr = res.data;
     const sha = mr.merge_commit_sha ?? mr.squash_commit_sha ?? null;
+    if (headSha !== input.headSha) await forge.forgetTested(repo, input.prNumber);
     return { ok: true, newTargetSha: sha ?? (await requireHead(forge, repo, input.targetBranch)) };
   } catch (error) {
     const status = statusOf(error);
@@ -55,7 +71,7 @@ export async function mergeMergeRequest(
     if (status === 409) {
       return {
         ok: false,
-        reason: `the head of !${input.prNumber} is no longer ${input.headSha} (GitLab: ${(error as Error).message}); not merged`,
+        reason: `the head of !${input.prNumber} is no longer ${headSha} (GitLab: ${(error as Error).message}); not merged`,
       };
     }
     if (status === 405 || status === 406 || status === 422 || status === 403) {
@@ -82,7 +98,13 @@ async function mergedAlready(
 ): Promise<MergeOutcome | null> {
   const mr = await forge.mergeRequest(repo, input.prNumber);
   if (mr === null || mr.state !== 'merged') return null;
-  if (mr.sha !== input.headSha) {
+  // In a fast-forward or semi-linear project the queue may have merged the head rebased on the
+  // expected target, which is the same commit every time it is made.
+  const rebased =
+    mr.sha === input.headSha || input.expectedTargetSha === undefined
+      ? null
+      : await forge.rebasedHead(repo, input.headSha, input.expectedTargetSha, input.prNumber);
+  if (mr.sha !== input.headSha && mr.sha !== rebased) {
     return { ok: false, reason: `!${input.prNumber} was merged at ${mr.sha}, not at ${input.headSha}` };
   }
   const sha = mr.merge_commit_sha ?? mr.squash_commit_sha ?? null;

@@ -12,3 +12,8 @@ export interface GlProjectSettings {
 export function projectPath(repo: ForgeRepo): string {
   return `/projects/${projectId(repo.owner, repo.name)}`;
 }
+
+/** The history a project's merge method allows, for reasons ("fast-forward merges", ...). */
+export function allows(settings: GlProjectSettings): string {
+  return settings.merge_method === 'ff' ? 'fast-forward merges' : 'semi-linear history';
+}

@@ -1,9 +1,21 @@
 import type { BuildOutcome, ForgeRepo } from '../../app/ports.ts';
-import { DEFAULT_IDENTITY, DEFAULT_TIMEOUT_MS, type GitContext, runGit } from '../git/git.ts';
+import {
+  DEFAULT_IDENTITY,
+  DEFAULT_TIMEOUT_MS,
+  GitCommandError,
+  type GitContext,
+  runGit,
+} from '../git/git.ts';
 import { GitForge, isSha } from '../git/index.ts';
-import { isAncestor } from '../git/objects.ts';
+import { branchRef } from '../git/names.ts';
 import type { GitLabClient } from './client.ts';
-import { type GlProjectSettings, projectPath } from './project.ts';
+import { CHECKING, isFork, readMergeRequest } from './merge-requests.ts';
+import { allows, type GlProjectSettings, projectPath } from './project.ts';
+import { forgetTested, keepTested, predictedMergeCommit, replay, testedOf, treeOf } from './rebase.ts';
+
+/** How often, and how far apart, a merge request is read until GitLab took a pushed head. */
+const HEAD_WAIT_ATTEMPTS = 30;
+const HEAD_WAIT_MS = 500;
 
 export interface TestBranchOptions {
   /** Folder of the forge's own clones (bare), one per repository. */
@@ -97,16 +109,16 @@ export class GitLabTestBranches {
       [input.baseSha, ...input.prHeads.map((p) => p.sha)],
       input.prHeads.map((p) => p.number),
     );
-    const method = (await this.#settings(repo)).merge_method ?? 'merge';
+    const settings = await this.#settings(repo);
     const built =
-      method === 'merge'
+      (settings.merge_method ?? 'merge') === 'merge'
         ? await this.#mirrors.buildTestBranch(repo, {
             testBranch: input.testBranch,
             baseSha: input.baseSha,
             prHeads: [...input.prHeads],
             message: 'Merge merge request',
           })
-        : await this.#linearTestBranch(repo, input, method);
+        : await this.#linearTestBranch(repo, input, settings);
     if (!built.ok) return built;
     await this.#remoteGit(repo, [
       'push',
@@ -128,36 +140,186 @@ export class GitLabTestBranches {
 
   /**
    * A project that merges fast-forward or with semi-linear history takes only merge requests rebased
-   * on the target (GitLab answers 406 otherwise), so each head must descend from the one before it:
-   * the test branch is then the last head itself, the very commit (or tree) the merge lands. Stacked
-   * merge requests can share a run only with fast-forward merges (and the merge_commit method).
+   * on the target (GitLab answers 406 otherwise), so the queue rebases what it tests: each merge
+   * request's commits are replayed (rebase.ts) on the base with the ones ahead of it, themselves
+   * rebased (and, with semi-linear history, each followed by the merge commit GitLab will add). The
+   * test branch is the last rebased head: with fast-forward exactly the commit the merge lands, with
+   * semi-linear history the tree it lands. Each rebased head is kept, for the merge to check that what
+   * it pushes to the merge request was tested (merge.ts).
    */
   async #linearTestBranch(
     repo: ForgeRepo,
     input: { baseSha: string; prHeads: readonly { number: number; sha: string }[] },
-    method: 'ff' | 'rebase_merge',
+    settings: GlProjectSettings,
   ): Promise<BuildOutcome> {
-    const how = method === 'ff' ? 'fast-forward merges' : 'semi-linear history';
+    const method = settings.merge_method === 'ff' ? 'ff' : 'rebase_merge';
+    const git = this.#git(repo);
     let current = input.baseSha;
     for (const [i, pr] of input.prHeads.entries()) {
-      // Semi-linear history puts a merge commit on the target, which no other head descends from.
-      if (method === 'rebase_merge' && i > 0) {
+      const rebased = await replay(git, current, pr.sha);
+      if (!rebased.ok) {
         return {
           ok: false,
           conflictPr: pr.number,
-          reason: `!${pr.number} would need a rebase once !${input.prHeads[i - 1]?.number} merges (the project allows only ${how}): rebase it on the target branch after that and submit it again`,
+          reason: `!${pr.number} does not rebase on ${current.slice(0, 12)}: ${rebased.reason}`,
         };
       }
-      if (!(await isAncestor(this.#git(repo), current, pr.sha))) {
-        return {
-          ok: false,
-          conflictPr: pr.number,
-          reason: `!${pr.number} is not rebased on ${current.slice(0, 12)} and the project allows only ${how}: rebase it on the target branch and submit it again`,
-        };
+      // Semi-linear history: a merge request behind another is rebased again on GitLab's merge commit.
+      const rewritten = rebased.sha !== pr.sha || (method === 'rebase_merge' && i > 0);
+      if (rewritten) {
+        const refused = await this.#cannotRewrite(repo, pr.number, settings);
+        if (refused !== null) return { ok: false, conflictPr: pr.number, reason: refused };
       }
-      current = pr.sha;
+      await keepTested(git, pr.number, rebased.sha);
+      if (i === input.prHeads.length - 1) return { ok: true, sha: rebased.sha };
+      current =
+        method === 'ff' ? rebased.sha : await predictedMergeCommit(git, current, rebased.sha, pr.number);
     }
     return { ok: true, sha: current };
+  }
+
+  /**
+   * Why the queue cannot put rebased commits on merge request iid (null: it can): a fork's branch is
+   * not the project's to push to, and with "Pipelines must succeed" (skipped pipelines not counted as
+   * successful) the rebased head would need a pipeline of its own before GitLab merges it.
+   */
+  async #cannotRewrite(repo: ForgeRepo, iid: number, settings: GlProjectSettings): Promise<string | null> {
+    const mr = await readMergeRequest(this.#client, repo, iid);
+    if (mr === null) return `merge request !${iid} not found`;
+    if (isFork(mr)) {
+      return `!${iid} needs a rebase (the project allows only ${allows(settings)}) and comes from a fork, whose branch Mainline cannot push to: rebase it on the target branch and submit it again`;
+    }
+    if (
+      settings.only_allow_merge_if_pipeline_succeeds === true &&
+      settings.allow_merge_on_skipped_pipeline !== true
+    ) {
+      return `!${iid} needs a rebase (the project allows only ${allows(settings)}), and with "Pipelines must succeed" the rebased head would need its own pipeline before GitLab merges it: rebase it on the target branch and submit it again, or let skipped pipelines count as successful`;
+    }
+    return null;
+  }
+
+  /**
+   * What a fast-forward or semi-linear merge of merge request iid needs as its head: the head the
+   * queue saw replayed on the target tip (the head itself when it is on it already). A rebased head
+   * must be one the queue tested (with semi-linear history, of the tested tree: GitLab's merge
+   * commits ahead of it are not Mainline's), and is pushed to the merge request's source branch only
+   * with a lease on the head the queue saw, so a push made meanwhile is never overwritten.
+   */
+  async linearMergeHead(
+    repo: ForgeRepo,
+    input: { iid: number; headSha: string; onto: string; method: 'ff' | 'rebase_merge' },
+  ): Promise<{ ok: true; sha: string } | { ok: false; reason: string }> {
+    const { iid, headSha } = input;
+    if (!isSha(headSha) || !isSha(input.onto)) return { ok: false, reason: `not a commit SHA: ${headSha}` };
+    await this.#fetch(repo, [input.onto, headSha], [iid]);
+    const git = this.#git(repo);
+    const rebased = await replay(git, input.onto, headSha);
+    if (!rebased.ok) {
+      return {
+        ok: false,
+        reason: `!${iid} does not rebase on ${input.onto.slice(0, 12)}: ${rebased.reason}; not merged`,
+      };
+    }
+    if (rebased.sha === headSha) return { ok: true, sha: headSha };
+    const kept = await testedOf(git, iid);
+    const tree = await treeOf(git, rebased.sha);
+    const tested =
+      input.method === 'ff' ? kept.some((k) => k.sha === rebased.sha) : kept.some((k) => k.tree === tree);
+    if (!tested) {
+      return {
+        ok: false,
+        reason: `!${iid} rebased on ${input.onto.slice(0, 12)} is ${rebased.sha}, which the queue did not test; not merged`,
+      };
+    }
+    const mr = await readMergeRequest(this.#client, repo, iid);
+    if (mr === null) return { ok: false, reason: `merge request !${iid} not found` };
+    // Pushed already (a repeated merge whose answer was lost).
+    if (mr.sha === rebased.sha) return { ok: true, sha: rebased.sha };
+    if (mr.sha !== headSha) {
+      return { ok: false, reason: `the head of !${iid} is no longer ${headSha} (now ${mr.sha}); not merged` };
+    }
+    if (isFork(mr)) {
+      return {
+        ok: false,
+        reason: `!${iid} needs a rebase and comes from a fork, whose branch Mainline cannot push to: rebase it on the target branch and submit it again`,
+      };
+    }
+    const ref = await branchRef(git, mr.source_branch).catch(() => null);
+    if (ref === null) {
+      return {
+        ok: false,
+        reason: `!${iid} has a source branch Mainline will not push to: ${mr.source_branch}`,
+      };
+    }
+    const refused = await this.#pushWithLease(repo, ref, headSha, rebased.sha);
+    if (refused === 'stale') {
+      return {
+        ok: false,
+        reason: `the source branch ${mr.source_branch} of !${iid} moved from ${headSha} while it was queued; not merged`,
+      };
+    }
+    if (refused !== null) {
+      return {
+        ok: false,
+        reason: `GitLab refused the push of the rebased head to ${mr.source_branch} of !${iid} (${refused}); not merged`,
+      };
+    }
+    // GitLab updates a merge request's head after a push in the background, then its mergeability.
+    let taken = false;
+    for (let attempt = 0; attempt < HEAD_WAIT_ATTEMPTS; attempt++) {
+      const now = await readMergeRequest(this.#client, repo, iid);
+      if (now !== null && now.sha !== rebased.sha && now.sha !== headSha) {
+        return { ok: false, reason: `the head of !${iid} moved to ${now.sha} after the rebase; not merged` };
+      }
+      taken = now?.sha === rebased.sha;
+      if (taken && !CHECKING.has(now?.detailed_merge_status ?? '')) break;
+      await new Promise((resolve) => setTimeout(resolve, HEAD_WAIT_MS));
+    }
+    // Still being checked: the merge call asks GitLab to decide (it answers 405 or 406 when it cannot).
+    if (taken) return { ok: true, sha: rebased.sha };
+    return {
+      ok: false,
+      reason: `GitLab did not take ${rebased.sha} as the head of !${iid} in time; not merged`,
+    };
+  }
+
+  /** The head of iid replayed on onto, as linearMergeHead would push it (null: it does not rebase). */
+  async rebasedHead(repo: ForgeRepo, headSha: string, onto: string, iid: number): Promise<string | null> {
+    if (!isSha(headSha) || !isSha(onto)) return null;
+    await this.#fetch(repo, [onto, headSha], [iid]);
+    const rebased = await replay(this.#git(repo), onto, headSha);
+    return rebased.ok ? rebased.sha : null;
+  }
+
+  /** Forgets what was tested of a merged merge request. */
+  async forgetTested(repo: ForgeRepo, iid: number): Promise<void> {
+    await forgetTested(this.#git(repo), iid).catch(() => {});
+  }
+
+  /**
+   * Pushes sha to the branch (its full ref) only if it is still at `lease` (git's force-with-lease:
+   * the server updates the ref only from that commit). Answers null when pushed, 'stale' when the
+   * branch was elsewhere, else what git said. ci.skip: the commit's pipeline ran on its test branch.
+   */
+  async #pushWithLease(repo: ForgeRepo, ref: string, lease: string, sha: string): Promise<string | null> {
+    try {
+      await this.#remoteGit(repo, [
+        'push',
+        '--quiet',
+        '-o',
+        'ci.skip',
+        `--force-with-lease=${ref}:${lease}`,
+        this.#remoteUrl(repo),
+        `${sha}:${ref}`,
+      ]);
+      return null;
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || error.code !== 1) throw error;
+      // A ref that moved between git's read and its update is refused by the server's own check.
+      if (/stale info|failed to update ref|failed to lock|fetch first|non-fast-forward/.test(error.message))
+        return 'stale';
+      return error.message.replace(/\s+/g, ' ').slice(0, 300);
+    }
   }
 
   /** Deletes the branch from the clone (GitLab's copy is deleted through the API). */
