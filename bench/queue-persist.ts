@@ -30,6 +30,13 @@ const CHECK = 'ci';
 /** BENCH_PERSIST_WHOLE=0 leaves out the one-JSON-row baseline. */
 const WHOLE = process.env['BENCH_PERSIST_WHOLE'] !== '0';
 const SETTLE_MS = 300;
+const SPIN_MS = 20;
+
+/** Keeps the CPU busy for `ms`. */
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
 const T0 = Date.UTC(2026, 0, 5, 9);
 
 function submitted(n: number): QueueEvent {
@@ -214,6 +221,9 @@ try {
     gc?.();
     // The baseline wrote megabytes to its database: let its WAL checkpoint and the disk settle first.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    // Back on the CPU before the next round: on a loaded machine the first event after the pause
+    // would otherwise be charged the wait for a core (tens of ms at load 15 on 2 cores).
+    spin(SPIN_MS);
     if (record) {
       round.forEach((e, i) => {
         if (Number.isNaN(e.engine)) return;

@@ -646,13 +646,13 @@ function percentile(sorted: number[], q: number): number {
 // ---------------------------------------------------------------------------------------------------
 // Engine cost with many PRs queued.
 
-interface CostSetup {
+export interface CostSetup {
   name: string;
   settings: Partial<QueueSettings>;
   targets: number;
 }
 
-const COST_SETUPS: CostSetup[] = [
+export const COST_SETUPS: CostSetup[] = [
   {
     name: 'single, concurrency 25',
     settings: { mode: 'single', concurrency: 25, directMergeMode: 'off' },
@@ -747,6 +747,9 @@ function timeStep(
   const warm = Math.max(3, Math.floor(iterations / 10));
   let actions = 0;
   for (let i = 0; i < warm; i += 1) actions = step(state, event, now).actions.length;
+  // With --expose-gc, each case starts on a collected heap: the garbage of building the states and of
+  // the cases before it is not collected during this one (its own garbage still is).
+  (globalThis as { gc?: () => void }).gc?.();
   const samples: number[] = [];
   for (let i = 0; i < iterations; i += 1) {
     const t0 = process.hrtime.bigint();
@@ -772,55 +775,58 @@ function headRun(s: QueueState): string {
   return id;
 }
 
+/** The timed cases of one setup: [event label, state it is applied to, event]. */
+export function costCases(setup: CostSetup, count: number, now: number): [string, QueueState, QueueEvent][] {
+  const s = buildQueued(setup, count, T0);
+  const run = headRun(s);
+  const pass: QueueEvent = {
+    type: 'ci_reported',
+    runId: run,
+    checks: [{ name: REQUIRED_CHECK, outcome: 'passed' }],
+  };
+  const fail: QueueEvent = {
+    type: 'ci_reported',
+    runId: run,
+    checks: [{ name: REQUIRED_CHECK, outcome: 'failed' }],
+  };
+  const head = s.order[0]!;
+  // A state where the head passed and its merge is in flight.
+  const merging = step(s, pass, now).state;
+  const cases: [string, QueueState, QueueEvent][] = [
+    ['tick', s, { type: 'tick' }],
+    ['pr_submitted', s, submitEvent(count + 1)],
+    ['ci_reported (head passes)', s, pass],
+    ['ci_reported (head fails)', s, fail],
+    ['merge_succeeded (head)', merging, { type: 'merge_succeeded', prNumber: head, newTargetSha: 'main-1' }],
+  ];
+  if (setup.targets > 0) {
+    const submitted = drive(s, submitEvent(count + 1), now);
+    cases.push([
+      'impacted_targets_set',
+      submitted,
+      {
+        type: 'impacted_targets_set',
+        prNumber: count + 1,
+        headSha: `pr${count + 1}-head`,
+        targets: ['t1'],
+      },
+    ]);
+  }
+  return cases;
+}
+
 export function measureEngineCost(count: number, iterations: number, log: (l: string) => void): CostResult[] {
   const results: CostResult[] = [];
   const now = T0 + HOUR;
   for (const setup of COST_SETUPS) {
     const built = performance.now();
-    const s = buildQueued(setup, count, T0);
+    const cases = costCases(setup, count, now);
+    const s = (cases[0] as [string, QueueState, QueueEvent])[1];
     const testing = Object.values(s.prs).filter((e) => e.state === 'testing').length;
     log(
       `  cost: ${setup.name}: ${count} PRs queued (${testing} testing) in ${Math.round(performance.now() - built)} ms`,
     );
     const name = `${setup.name} (${count} queued, ${testing} testing)`;
-    const run = headRun(s);
-    const pass: QueueEvent = {
-      type: 'ci_reported',
-      runId: run,
-      checks: [{ name: REQUIRED_CHECK, outcome: 'passed' }],
-    };
-    const fail: QueueEvent = {
-      type: 'ci_reported',
-      runId: run,
-      checks: [{ name: REQUIRED_CHECK, outcome: 'failed' }],
-    };
-    const head = s.order[0]!;
-    // A state where the head passed and its merge is in flight.
-    const merging = step(s, pass, now).state;
-    const cases: [string, QueueState, QueueEvent][] = [
-      ['tick', s, { type: 'tick' }],
-      ['pr_submitted', s, submitEvent(count + 1)],
-      ['ci_reported (head passes)', s, pass],
-      ['ci_reported (head fails)', s, fail],
-      [
-        'merge_succeeded (head)',
-        merging,
-        { type: 'merge_succeeded', prNumber: head, newTargetSha: 'main-1' },
-      ],
-    ];
-    if (setup.targets > 0) {
-      const submitted = drive(s, submitEvent(count + 1), now);
-      cases.push([
-        'impacted_targets_set',
-        submitted,
-        {
-          type: 'impacted_targets_set',
-          prNumber: count + 1,
-          headSha: `pr${count + 1}-head`,
-          targets: ['t1'],
-        },
-      ]);
-    }
     for (const [label, state, event] of cases)
       results.push(timeStep(name, label, state, event, now, iterations));
     results.push(timePersistence(name, s, iterations));

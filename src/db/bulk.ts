@@ -40,15 +40,25 @@ export interface InsertOptions {
   readonly chunkRows?: number;
   /** Skip them. */
   readonly ignoreConflicts?: boolean;
-  /** Set these columns of the existing row to the new row's values (conflicts on `key`). */
-  readonly updateOnConflict?: { readonly key: string; readonly columns: readonly string[] };
+  /** Set these columns of the existing row to the new row's values (conflicts on `key`, one column or more). */
+  readonly updateOnConflict?: {
+    readonly key: string | readonly string[];
+    readonly columns: readonly string[];
+    /**
+     * Most rows are expected to exist (an upsert of known rows): on PostgreSQL they go in as one JSON
+     * parameter, not by COPY, which fails on the first existing row and is then done again that way.
+     */
+    readonly expectConflicts?: boolean;
+  };
 }
 
 /** The `on conflict` clause of `options` ('' for none). */
 function conflictClause(options: InsertOptions): string {
   const update = options.updateOnConflict;
-  if (update !== undefined)
-    return ` on conflict ("${update.key}") do update set ${update.columns.map((c) => `"${c}" = excluded."${c}"`).join(', ')}`;
+  if (update !== undefined) {
+    const key = typeof update.key === 'string' ? [update.key] : update.key;
+    return ` on conflict (${columnList(key)}) do update set ${update.columns.map((c) => `"${c}" = excluded."${c}"`).join(', ')}`;
+  }
   return options.ignoreConflicts === true ? ' on conflict do nothing' : '';
 }
 
@@ -74,9 +84,9 @@ export async function insertMany<T extends Record<string, unknown>>(
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     if (!plainValues(rows)) return insertUnnested(db, table, rows, options);
     // (A savepoint needs a transaction: outside one, rows with a conflict clause go in as JSON.)
-    return conflictClause(options) === '' || db.isTransaction
-      ? insertByCopy(db, table, rows, options)
-      : insertFromJson(db, table, rows, options);
+    const copy =
+      conflictClause(options) === '' || (db.isTransaction && !options.updateOnConflict?.expectConflicts);
+    return copy ? insertByCopy(db, table, rows, options) : insertFromJson(db, table, rows, options);
   }
   const columns = Object.keys(first);
   const conflict = conflictClause(options);

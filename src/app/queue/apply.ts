@@ -122,24 +122,23 @@ export async function queueStateOf(queues: QueueAccess, row: QueueRow): Promise<
 
 /** The rows a step changed: its PR entries and runs that are not the objects it was given (copy-on-write). */
 export function rowChanges(before: QueueState, after: QueueState, version: number): QueueRowChanges {
+  // By value, not by key: the PR map is keyed by integers, and a for-in would make a string of each.
   const prs: QueueRowChanges['prs'][number][] = [];
   const deletedPrs: number[] = [];
-  for (const key in after.prs) {
-    const e = after.prs[key] as PrEntry;
-    if (before.prs[key] !== e)
+  for (const e of Object.values(after.prs)) {
+    if (before.prs[e.number] !== e)
       prs.push({ number: e.number, state: e.state, head_sha: e.headSha, data: JSON.stringify(e) });
   }
-  for (const key in before.prs) if (after.prs[key] === undefined) deletedPrs.push(Number(key));
+  for (const e of Object.values(before.prs)) if (after.prs[e.number] === undefined) deletedPrs.push(e.number);
   const runs: QueueRowChanges['runs'][number][] = [];
   const deletedRuns: string[] = [];
   // A new run goes after every run saved so far: versions only grow, and a step adds far fewer runs.
   let added = 0;
-  for (const id in after.runs) {
-    const r = after.runs[id] as TestRun;
-    const was = before.runs[id];
+  for (const r of Object.values(after.runs)) {
+    const was = before.runs[r.id];
     if (was === r) continue;
     runs.push({
-      id,
+      id: r.id,
       ord: version * 1_000_000 + (was === undefined ? added++ : 0),
       status: r.status,
       test_branch: r.testBranch,
@@ -147,7 +146,7 @@ export function rowChanges(before: QueueState, after: QueueState, version: numbe
       data: JSON.stringify(r),
     });
   }
-  for (const id in before.runs) if (after.runs[id] === undefined) deletedRuns.push(id);
+  for (const r of Object.values(before.runs)) if (after.runs[r.id] === undefined) deletedRuns.push(r.id);
   return { prs, deletedPrs, runs, deletedRuns };
 }
 

@@ -44,6 +44,7 @@ export class QueueStateCache {
  */
 export function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  // By value: keys would make a string of each index of the PR map and of every array.
+  for (const child of Object.values(value)) deepFreeze(child);
   return Object.freeze(value);
 }

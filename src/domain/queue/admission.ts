@@ -1,4 +1,13 @@
-import { busyOrdered, type Ctx, canAdmit, insertInOrder, ordered, pr, setPrState } from './context.ts';
+import {
+  askToMerge,
+  busyOrdered,
+  type Ctx,
+  canAdmit,
+  insertInOrder,
+  ordered,
+  pr,
+  setPrState,
+} from './context.ts';
 import { comparePriority, insertPosition, overlaps } from './graph.ts';
 import { queueStateName } from './read.ts';
 import { resolveRequired } from './runs.ts';
@@ -68,17 +77,8 @@ export function admitReady(ctx: Ctx): boolean {
     .sort(comparePriority);
   for (const e of candidates) {
     if (canMergeDirectly(s, e)) {
-      s.merging = { prNumber: e.number, direct: true };
-      const method = s.settings.mergeMethod;
-      ctx.actions.push({
-        type: 'merge_pr',
-        prNumber: e.number,
-        method,
-        expectedHeadSha: e.headSha,
-        // The tip the PR is based on: its own checks ran on exactly that history.
-        expectedTargetSha: s.targetHead,
-        direct: true,
-      });
+      // The tip the PR is based on: its own checks ran on exactly that history.
+      askToMerge(ctx, e, true);
       continue;
     }
     insertInOrder(ctx, insertPosition(s, e, busyOrdered(ctx).end), e.number);

@@ -13,20 +13,23 @@ export interface Ctx {
   now: number;
   actions: QueueAction[];
   /** Entries and runs this step copied or created: its own to write. */
-  owned: WeakSet<object>;
+  owned: Set<object>;
   /** PR numbers whose entry is testing, tests_passed or pending_failure (kept by setPrState). */
   busy: Set<number>;
   /** PR numbers whose entry is not_ready (kept by setPrState). */
   notReady: Set<number>;
   /** busyOrdered's answer until an entry or the order changes. */
   busyCache: { entries: PrEntry[]; end: number } | null;
+  /**
+   * Bumped whenever the line may have changed: the order, or whether a PR is aside (isAside). What is
+   * derived from the line (resolve.ts: queueLine) is valid while it stays the same.
+   */
+  lineEpoch: number;
 }
 
 /** States of admitted PRs whose testing is under way or done: the only ones that refer to runs. */
-const BUSY: readonly PrState[] = ['testing', 'tests_passed', 'pending_failure'];
-
 export function isBusy(state: PrState): boolean {
-  return BUSY.includes(state);
+  return state === 'testing' || state === 'tests_passed' || state === 'pending_failure';
 }
 
 /** A new context for a step on `s` (already copied by the caller): indexes of busy and not_ready PRs. */
@@ -34,10 +37,12 @@ export function newCtx(s: QueueState, now: number): Ctx {
   const busy = new Set<number>();
   const notReady = new Set<number>();
   for (const e of Object.values(s.prs)) {
-    if (e.state === 'not_ready') notReady.add(e.number);
-    else if (isBusy(e.state)) busy.add(e.number);
+    const state = e.state;
+    if (state === 'not_ready') notReady.add(e.number);
+    else if (state === 'testing' || state === 'tests_passed' || state === 'pending_failure')
+      busy.add(e.number);
   }
-  return { s, now, actions: [], owned: new WeakSet(), busy, notReady, busyCache: null };
+  return { s, now, actions: [], owned: new Set(), busy, notReady, busyCache: null, lineEpoch: 0 };
 }
 
 /** The step's own copy of a PR entry, to write (made on first write; the input keeps its entry). */
@@ -88,16 +93,26 @@ export function isAside(s: QueueState, e: PrEntry): boolean {
 /** Move PRs within the queue order to index i of the order without them (keeping their own order). */
 export function moveInOrder(ctx: Ctx, prs: readonly number[], i: (order: number[]) => number): void {
   const moving = new Set(prs);
-  const rest = ctx.s.order.filter((n) => !moving.has(n));
+  const rest: number[] = [];
+  const present = new Set<number>();
+  for (const n of ctx.s.order) {
+    if (moving.has(n)) present.add(n);
+    else rest.push(n);
+  }
   const at = i(rest);
-  ctx.s.order = [...rest.slice(0, at), ...prs.filter((n) => ctx.s.order.includes(n)), ...rest.slice(at)];
+  const order = rest.slice(0, at);
+  for (const n of prs) if (present.has(n)) order.push(n);
+  for (let k = at; k < rest.length; k += 1) order.push(rest[k] as number);
+  ctx.s.order = order;
   ctx.busyCache = null;
+  ctx.lineEpoch += 1;
 }
 
 /** Insert an admitted PR into the queue order at index i. */
 export function insertInOrder(ctx: Ctx, i: number, n: number): void {
   ctx.s.order.splice(i, 0, n);
   ctx.busyCache = null;
+  ctx.lineEpoch += 1;
 }
 
 /**
@@ -122,7 +137,7 @@ export function busyOrdered(ctx: Ctx): { entries: PrEntry[]; end: number } {
 export const TERMINAL: readonly PrState[] = ['merged', 'failed', 'cancelled'];
 
 export function isTerminal(state: PrState): boolean {
-  return TERMINAL.includes(state);
+  return state === 'merged' || state === 'failed' || state === 'cancelled';
 }
 
 export function findPr(s: QueueState, n: number): PrEntry | undefined {
@@ -155,6 +170,7 @@ export function nextId(s: QueueState): string {
  * runRef is the run it now waits on (testing, pending_failure) or that proves it (tests_passed).
  */
 export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: string, runRef?: string): void {
+  const wasAside = isAside(ctx.s, entry);
   const e = writablePr(ctx, entry);
   e.state = state;
   e.reason = reason;
@@ -162,7 +178,10 @@ export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: str
   e.history.push({ state, at: ctx.now, reason });
   if (isTerminal(state) || state === 'not_ready') {
     const at = ctx.s.order.indexOf(e.number);
-    if (at >= 0) ctx.s.order.splice(at, 1);
+    if (at >= 0) {
+      ctx.s.order.splice(at, 1);
+      ctx.lineEpoch += 1;
+    }
   }
   ctx.busyCache = null;
   if (isBusy(state)) ctx.busy.add(e.number);
@@ -172,6 +191,7 @@ export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: str
   const waits = state === 'testing' || state === 'pending_failure';
   e.runId = waits ? (runRef ?? e.runId) : null;
   e.proofRunId = state === 'tests_passed' ? (runRef ?? e.proofRunId) : null;
+  if (isAside(ctx.s, e) !== wasAside) ctx.lineEpoch += 1;
   ctx.actions.push({
     type: 'report_pr_state',
     prNumber: e.number,
@@ -179,6 +199,23 @@ export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: str
     state,
     reason,
     runId: e.runId ?? e.proofRunId,
+  });
+}
+
+/**
+ * Ask the forge to merge a PR onto the target's tip, the history its proof was made on (a passing run's,
+ * or with `direct` the PR's own base); one merge at a time.
+ */
+export function askToMerge(ctx: Ctx, e: PrEntry, direct: boolean): void {
+  const { s } = ctx;
+  s.merging = { prNumber: e.number, direct };
+  ctx.actions.push({
+    type: 'merge_pr',
+    prNumber: e.number,
+    method: s.settings.mergeMethod,
+    expectedHeadSha: e.headSha,
+    expectedTargetSha: s.targetHead,
+    direct,
   });
 }
 

@@ -1,5 +1,5 @@
 import { findPr, isAside, pr } from './context.ts';
-import type { PrEntry, QueueState, TestRun } from './types.ts';
+import type { LineageEntry, PrEntry, QueueState, TestRun } from './types.ts';
 
 /** Whether two PRs must be tested one on top of the other (always in single mode). */
 export function overlaps(s: QueueState, a: PrEntry, b: PrEntry): boolean {
@@ -56,39 +56,60 @@ export function depsOf(s: QueueState, n: number): number[] {
 
 /** PRs our queue merged onto the target after sha, or null when sha is not in the known history. */
 export function mergedSince(s: QueueState, sha: string): number[] | null {
-  const i = s.lineage.findIndex((l) => l.sha === sha);
-  if (i < 0) return null;
-  return s.lineage.slice(i + 1).flatMap((l) => (l.prNumber === null ? [] : [l.prNumber]));
+  const { lineage } = s;
+  let i = 0;
+  while (i < lineage.length && (lineage[i] as LineageEntry).sha !== sha) i += 1;
+  if (i === lineage.length) return null;
+  const merged: number[] = [];
+  for (let k = i + 1; k < lineage.length; k += 1) {
+    const n = (lineage[k] as LineageEntry).prNumber;
+    if (n !== null) merged.push(n);
+  }
+  return merged;
 }
 
 /**
  * Why a run no longer tests what would be merged (its predicted base changed), or null if it still does.
  * A bisection segment is tested in the line like any run and judged the same way.
+ * `line`, when given, is the queue's line as it is now: the PRs of the order that are not aside, in
+ * order, at least as far as the last busy PR (invalidateStale builds it once for all the runs it checks).
  */
-export function staleReason(s: QueueState, run: TestRun): string | null {
+export function staleReason(s: QueueState, run: TestRun, line?: readonly number[]): string | null {
   const merged = mergedSince(s, run.baseSha);
   if (merged === null) return `target branch ${s.branch} moved outside the queue; retesting on the new head`;
-  const live = run.tested.filter((n) => s.order.includes(n));
-  const alien = merged.find((m) => {
+  const { dependsOn: deps, tested } = run;
+  const live: number[] = [];
+  for (const n of tested) if (isQueued(s, n)) live.push(n);
+  for (const m of merged) {
     const me = findPr(s, m);
-    if (run.dependsOn.includes(m) || run.tested.includes(m) || me === undefined) return false;
-    return live.length === 0 || live.some((n) => overlaps(s, me, pr(s, n)));
-  });
-  if (alien !== undefined) return `PR #${alien} merged ahead of it; retesting on the new head`;
+    if (deps.includes(m) || tested.includes(m) || me === undefined) continue;
+    if (live.length === 0 || overlapsAny(s, me, live))
+      return `PR #${m} merged ahead of it; retesting on the new head`;
+  }
   // Our merges must land in the order the run's branch holds them (a PR moved for bisection may not).
-  const held = [...run.dependsOn, ...run.tested];
-  const ours = merged.filter((m) => held.includes(m));
-  const swapped = ours.findIndex((m, i) => held[i] !== m);
-  if (swapped >= 0) return `PR #${ours[swapped]} merged out of the order it was tested in; retesting`;
+  let k = 0;
+  for (const m of merged) {
+    if (!deps.includes(m) && !tested.includes(m)) continue;
+    const held = k < deps.length ? deps[k] : tested[k - deps.length];
+    if (held !== m) return `PR #${m} merged out of the order it was tested in; retesting`;
+    k += 1;
+  }
   if (live.length === 0) return null;
-  const gone = run.tested.find((n) => ['failed', 'cancelled'].includes(pr(s, n).state));
-  if (gone !== undefined) return `PR #${gone} tested with it left the queue`;
+  for (const n of tested) {
+    const state = pr(s, n).state;
+    if (state === 'failed' || state === 'cancelled') return `PR #${n} tested with it left the queue`;
+  }
   // The usual case, without building lists: the PRs ahead are exactly those the run was built on
   // (all still queued, so none merged: the order holds no merged PR).
-  if (s.settings.mode === 'single' && aheadInSingleMode(s, live, run.dependsOn)) return null;
-  const expected = depsOfGroup(s, live);
-  if (sameList(run.dependsOn, expected)) return null;
-  const actual = run.dependsOn.filter((n) => pr(s, n).state !== 'merged');
+  const onLine = s.settings.mode === 'single' && line !== undefined ? lineStart(line, live) : -1;
+  if (s.settings.mode === 'single') {
+    if (onLine >= 0 ? aheadOnLine(s, line as number[], onLine, live, deps) : aheadInSingleMode(s, live, deps))
+      return null;
+  }
+  // (Single mode, every PR of the group on the line: what depsOfGroup would find, without looking again.)
+  const expected = onLine >= 0 ? lineAhead(line as number[], onLine, live) : depsOfGroup(s, live);
+  if (sameList(deps, expected)) return null;
+  const actual = deps.filter((n) => pr(s, n).state !== 'merged');
   const expectedSet = new Set(expected);
   const left = actual.find((n) => !expectedSet.has(n));
   if (left !== undefined) return `PR #${left} ahead of it left the queue`;
@@ -101,6 +122,73 @@ export function staleReason(s: QueueState, run: TestRun): string | null {
 }
 
 /**
+ * Whether a PR is in the queue order: admitted and not ended. setPrState keeps the order so (it takes
+ * out PRs that end or go back to not_ready; admitReady puts them in as pending), so the entry's state
+ * answers without a scan of the order.
+ */
+export function isQueued(s: QueueState, n: number): boolean {
+  const e = findPr(s, n);
+  if (e === undefined) return false;
+  const state = e.state;
+  return state !== 'not_ready' && state !== 'merged' && state !== 'failed' && state !== 'cancelled';
+}
+
+function overlapsAny(s: QueueState, me: PrEntry, prs: readonly number[]): boolean {
+  for (const n of prs) if (overlaps(s, me, pr(s, n))) return true;
+  return false;
+}
+
+/** The index on the line of the group's last PR, or -1 when a PR of the group is not on the line. */
+function lineStart(line: readonly number[], group: readonly number[]): number {
+  let start = -1;
+  for (const n of group) {
+    const at = line.indexOf(n);
+    if (at < 0) return -1;
+    if (at > start) start = at;
+  }
+  return start;
+}
+
+/** The PRs of the line ahead of index `start` that are not in the group (single mode's dependencies). */
+function lineAhead(line: readonly number[], start: number, group: readonly number[]): number[] {
+  const ahead: number[] = [];
+  for (let i = 0; i < start; i += 1) {
+    const n = line[i] as number;
+    if (!group.includes(n)) ahead.push(n);
+  }
+  return ahead;
+}
+
+/**
+ * aheadInSingleMode on the line (the order without the PRs aside), which holds every PR of the group,
+ * the last at index `start`: whether `deps` without its merged PRs is the line ahead of it without the group.
+ */
+function aheadOnLine(
+  s: QueueState,
+  line: readonly number[],
+  start: number,
+  group: readonly number[],
+  deps: readonly number[],
+): boolean {
+  let k = 0;
+  for (let i = 0; i < start; i += 1) {
+    const n = line[i] as number;
+    if (group.includes(n)) continue;
+    if (deps[k] !== n) k = skipMerged(s, deps, k);
+    if (deps[k] !== n) return false;
+    k += 1;
+  }
+  return skipMerged(s, deps, k) === deps.length;
+}
+
+/** The first index from k on whose PR is not merged (or deps.length). */
+function skipMerged(s: QueueState, deps: readonly number[], k: number): number {
+  let i = k;
+  while (i < deps.length && findPr(s, deps[i] as number)?.state === 'merged') i += 1;
+  return i;
+}
+
+/**
  * Whether `deps` without its merged PRs is, in order, every PR ahead of the group's last queued member
  * that is not in the group (single mode). A PR still queued is not merged (the order holds none), so
  * only the entries that differ are looked up.
@@ -109,18 +197,14 @@ function aheadInSingleMode(s: QueueState, group: readonly number[], deps: readon
   let start = -1;
   for (const n of group) start = Math.max(start, s.order.indexOf(n));
   let k = 0;
-  const skipMerged = () => {
-    while (k < deps.length && findPr(s, deps[k] as number)?.state === 'merged') k += 1;
-  };
   for (let i = 0; i < start; i += 1) {
     const n = s.order[i] as number;
     if (group.includes(n) || isAside(s, pr(s, n))) continue;
-    if (deps[k] !== n) skipMerged();
+    if (deps[k] !== n) k = skipMerged(s, deps, k);
     if (deps[k] !== n) return false;
     k += 1;
   }
-  skipMerged();
-  return k === deps.length;
+  return skipMerged(s, deps, k) === deps.length;
 }
 
 function sameList(a: readonly number[], b: readonly number[]): boolean {

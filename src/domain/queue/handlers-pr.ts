@@ -121,16 +121,19 @@ export function onRestartRequested(ctx: Ctx, ev: Ev<'pr_restart_requested'>): vo
 export function supersede(ctx: Ctx, runId: string, reason: string): void {
   const found = findRun(ctx.s, runId);
   if (!found) return;
+  abortBisection(ctx, runId);
+  // A segment under test goes back aside to its bisection, to be tested again.
+  if (!requeueSegment(ctx, runId, reason)) {
+    // Only busy PRs refer to a run (setPrState clears runId and proofRunId in every other state).
+    for (const e of busyOrdered(ctx).entries) {
+      if (e.runId === runId || e.proofRunId === runId) setPrState(ctx, e, 'pending', reason);
+    }
+  }
+  // Cancelled once its PRs have left it (none of them reads the run's status), so that while they
+  // move, each one's run is still as it was when the line was found (context.ts: lineEpoch).
   if (isActive(found)) {
     const run = writableRun(ctx, found);
     run.status = 'cancelled';
     run.failure = { kind: 'superseded', reason, conflictPr: null };
-  }
-  abortBisection(ctx, runId);
-  // A segment under test goes back aside to its bisection, to be tested again.
-  if (requeueSegment(ctx, runId, reason)) return;
-  // Only busy PRs refer to a run (setPrState clears runId and proofRunId in every other state).
-  for (const e of busyOrdered(ctx).entries) {
-    if (e.runId === runId || e.proofRunId === runId) setPrState(ctx, e, 'pending', reason);
   }
 }

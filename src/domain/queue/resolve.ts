@@ -9,26 +9,58 @@ export function invalidateStale(ctx: Ctx): boolean {
   // Only busy PRs refer to runs (setPrState clears runId and proofRunId in every other state).
   const ids = new Set<string>();
   const asideOn = new Set<string>();
-  for (const e of busyOrdered(ctx).entries) {
+  const { entries } = busyOrdered(ctx);
+  for (const e of entries) {
     if (e.runId !== null) (isAside(ctx.s, e) ? asideOn : ids).add(e.runId);
     if (e.proofRunId !== null) ids.add(e.proofRunId);
   }
+  if (ids.size === 0 && asideOn.size === 0) return false;
   let changed = false;
-  for (const id of [...ids, ...asideOn]) {
-    const run = findRun(ctx.s, id);
-    // PRs aside wait on their failed batch run: only a move of the target outside the queue ends that.
-    const reason = !run
-      ? 'its test run is gone'
-      : ids.has(id)
-        ? staleReason(ctx.s, run)
-        : mergedSince(ctx.s, run.baseSha) === null
-          ? `target branch ${ctx.s.branch} moved outside the queue; retesting on the new head`
-          : null;
-    if (reason === null) continue;
-    supersede(ctx, id, reason);
-    changed = true;
-  }
+  // The line every run is checked against, built again only when a restart changed it.
+  let line: number[] | undefined;
+  let lineAt = -1;
+  const check = (run: TestRun): string | null => {
+    if (line === undefined || lineAt !== ctx.lineEpoch) {
+      line = queueLine(ctx);
+      lineAt = ctx.lineEpoch;
+    }
+    return staleReason(ctx.s, run, line);
+  };
+  for (const id of ids) changed = restartIfStale(ctx, id, ids, check) || changed;
+  for (const id of asideOn) changed = restartIfStale(ctx, id, ids, check) || changed;
   return changed;
+}
+
+function restartIfStale(
+  ctx: Ctx,
+  id: string,
+  ids: ReadonlySet<string>,
+  check: (run: TestRun) => string | null,
+): boolean {
+  const run = findRun(ctx.s, id);
+  // PRs aside wait on their failed batch run: only a move of the target outside the queue ends that.
+  const reason = !run
+    ? 'its test run is gone'
+    : ids.has(id)
+      ? check(run)
+      : mergedSince(ctx.s, run.baseSha) === null
+        ? `target branch ${ctx.s.branch} moved outside the queue; retesting on the new head`
+        : null;
+  if (reason === null) return false;
+  supersede(ctx, id, reason);
+  return true;
+}
+
+/** The PRs of the order that are not aside, in order, as far as the last busy PR. */
+function queueLine(ctx: Ctx): number[] {
+  const { s } = ctx;
+  const { end } = busyOrdered(ctx);
+  const line: number[] = [];
+  for (let i = 0; i < end; i += 1) {
+    const n = s.order[i] as number;
+    if (!isAside(s, pr(s, n))) line.push(n);
+  }
+  return line;
 }
 
 /** Failed main runs whose PRs wait in pending_failure, with their waiting PRs. */

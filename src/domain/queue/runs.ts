@@ -1,6 +1,14 @@
 import { addRun, type Ctx, nextId, pr } from './context.ts';
 import type { CheckReport, VerdictOverride } from './events.ts';
-import type { CheckResult, QueueState, RequiredStatusesSource, RunFailure, TestRun } from './types.ts';
+import type {
+  CheckResult,
+  ImpactedTargets,
+  PrHead,
+  QueueState,
+  RequiredStatusesSource,
+  RunFailure,
+  TestRun,
+} from './types.ts';
 
 /** Required statuses in force now, by precedence: queue setting, repository config file, branch protection. */
 export function resolveRequired(s: QueueState): { statuses: string[]; source: RequiredStatusesSource } {
@@ -10,15 +18,20 @@ export function resolveRequired(s: QueueState): { statuses: string[]; source: Re
   return { statuses: [...(r.branchProtection ?? [])], source: 'repo_provider_branch_protection' };
 }
 
-/** Union of impacted targets of some PRs, or null if none of them uploaded any. */
-function targetsOf(s: QueueState, prs: readonly number[]): string[] | null {
-  const lists = prs.flatMap((n) => {
-    const t = pr(s, n).impactedTargets;
-    return t === null ? [] : [t.targets];
-  });
+/** Union of impacted targets of some PRs (`prs`, then `more`), or null if none of them uploaded any. */
+function targetsOf(s: QueueState, prs: readonly number[], more: readonly number[] = []): string[] | null {
+  const lists: ImpactedTargets[] = [];
+  for (const list of [prs, more]) {
+    for (const n of list) {
+      const t = pr(s, n).impactedTargets;
+      if (t !== null) lists.push(t.targets);
+    }
+  }
   if (lists.length === 0) return null;
-  if (lists.some((l) => l === 'ALL')) return ['ALL'];
-  return [...new Set(lists.flat())].sort();
+  if (lists.includes('ALL')) return ['ALL'];
+  const names = new Set<string>();
+  for (const l of lists) for (const name of l) names.add(name);
+  return [...names].sort();
 }
 
 export interface NewRun {
@@ -26,6 +39,14 @@ export interface NewRun {
   tested: number[];
   dependsOn: number[];
   parentRunId: string | null;
+}
+
+/** The heads of the PRs a test branch merges, in order: what it depends on, then what it tests. */
+function headsOf(s: QueueState, deps: readonly number[], tested: readonly number[]): PrHead[] {
+  const heads: PrHead[] = [];
+  for (const n of deps) heads.push({ number: n, sha: pr(s, n).headSha });
+  for (const n of tested) heads.push({ number: n, sha: pr(s, n).headSha });
+  return heads;
 }
 
 /** Record a new test run on the predicted base and ask for its test branch. */
@@ -40,13 +61,13 @@ export function createRun(ctx: Ctx, spec: NewRun): TestRun {
     parentRunId: spec.parentRunId,
     tested: [...spec.tested],
     dependsOn: [...spec.dependsOn],
-    prHeads: [...spec.dependsOn, ...spec.tested].map((n) => ({ number: n, sha: pr(s, n).headSha })),
+    prHeads: headsOf(s, spec.dependsOn, spec.tested),
     baseSha: s.targetHead,
     testBranch: `${s.settings.testBranchPrefix}/pr-${first}/${id}`,
     testBranchSha: null,
     requiredStatuses: required.statuses,
     requiredStatusesSource: required.source,
-    impactedTargets: targetsOf(s, [...spec.dependsOn, ...spec.tested]),
+    impactedTargets: targetsOf(s, spec.dependsOn, spec.tested),
     impactedTargetsForTestedPrs: targetsOf(s, spec.tested),
     createdAt: now,
     deadline: now + s.settings.testingTimeoutMinutes * 60_000,

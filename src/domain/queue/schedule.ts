@@ -1,4 +1,5 @@
 import {
+  askToMerge,
   busyOrdered,
   type Ctx,
   canMerge,
@@ -29,17 +30,8 @@ export function mergeNext(ctx: Ctx): boolean {
   // Everything its proof holds ahead of it landed first (staleReason checks the order they landed in).
   const held = [...proof.dependsOn, ...proof.tested];
   if (held.slice(0, held.indexOf(next.number)).some((n) => findPr(s, n)?.state !== 'merged')) return false;
-  s.merging = { prNumber: next.number, direct: false };
-  const method = s.settings.mergeMethod;
-  ctx.actions.push({
-    type: 'merge_pr',
-    prNumber: next.number,
-    method,
-    expectedHeadSha: next.headSha,
-    // The tip the proof run's history leads to (its base plus our merges since): nothing else.
-    expectedTargetSha: s.targetHead,
-    direct: false,
-  });
+  // The tip the proof run's history leads to (its base plus our merges since): nothing else.
+  askToMerge(ctx, next, false);
   return true;
 }
 
@@ -47,34 +39,60 @@ function activeMainRuns(s: QueueState): TestRun[] {
   return Object.values(s.runs).filter((r) => r.kind === 'main' && isActive(r));
 }
 
-/** Start test runs for pending PRs in queue order while `concurrency` allows. */
+function countActiveMainRuns(s: QueueState): number {
+  let n = 0;
+  for (const r of Object.values(s.runs)) if (r.kind === 'main' && isActive(r)) n += 1;
+  return n;
+}
+
+/**
+ * Start test runs for pending PRs in queue order while `concurrency` allows.
+ * In single mode a PR's dependencies are the PRs ahead of it that are not aside, so one walk of the
+ * order keeps them (`ahead`) and whether one is pending, instead of finding them again for each PR.
+ */
 export function startRuns(ctx: Ctx): boolean {
   const { s } = ctx;
   if (!canStartRuns(s)) return false;
   let changed = false;
-  let active = activeMainRuns(s).length;
+  let active = countActiveMainRuns(s);
   const size = batchSize(ctx, active);
-  for (const n of [...s.order]) {
+  const single = s.settings.mode === 'single';
+  const ahead: number[] = [];
+  const order = s.order.slice();
+  for (let i = 0; i < order.length; i += 1) {
+    const n = order[i] as number;
     const e = pr(s, n);
-    if (e.state !== 'pending' || depsOf(s, n).some((d) => pr(s, d).state === 'pending')) continue;
-    if (active >= s.settings.concurrency) {
+    // (In single mode the walk stops at the first pending PR it does not start: see below.)
+    const waits =
+      e.state !== 'pending' || (!single && depsOf(s, n).some((d) => pr(s, d).state === 'pending'));
+    let starts = !waits;
+    if (starts && active >= s.settings.concurrency) {
       if (e.priorityValue !== 0) break;
       // Interrupt a run only for an urgent PR that starts now: one still filling its batch would
       // cancel a run, then the freed slot restarts it, for ever (found by the property test).
-      if (formGroup(ctx, n, size) === null || !preempt(ctx, n)) continue;
-      active = activeMainRuns(s).length;
+      if (formGroup(ctx, n, size) === null || !preempt(ctx, n)) starts = false;
+      else active = countActiveMainRuns(s);
     }
-    const group = formGroup(ctx, n, size);
-    if (group === null) continue;
-    const run = createRun(ctx, {
-      kind: 'main',
-      tested: group,
-      dependsOn: depsOfGroup(s, group),
-      parentRunId: null,
-    });
-    for (const g of group) setPrState(ctx, pr(s, g), 'testing', `testing in run ${run.id}`, run.id);
-    active += 1;
-    changed = true;
+    const group = starts ? formGroup(ctx, n, size) : null;
+    if (group !== null) {
+      const run = createRun(ctx, {
+        kind: 'main',
+        tested: group,
+        dependsOn: single ? ahead : depsOfGroup(s, group),
+        parentRunId: null,
+      });
+      for (const g of group) setPrState(ctx, pr(s, g), 'testing', `testing in run ${run.id}`, run.id);
+      active += 1;
+      changed = true;
+    }
+    if (single) {
+      const after = pr(s, n);
+      if (!isAside(s, after)) {
+        ahead.push(n);
+        // Every PR behind a pending one waits for it: nothing further back can start.
+        if (after.state === 'pending') break;
+      }
+    }
   }
   return changed;
 }
@@ -86,8 +104,8 @@ export function startRuns(ctx: Ctx): boolean {
 function batchSize(ctx: Ctx, active: number): number {
   const { batchingMinSize: min, batchingMaxSize: max = min, concurrency } = ctx.s.settings;
   if (!ctx.s.settings.batch || max <= min) return min;
-  let pending = 0;
-  for (const n of ctx.s.order) if (pr(ctx.s, n).state === 'pending') pending += 1;
+  // The order holds only pending and busy PRs, and every busy PR is in it.
+  const pending = ctx.s.order.length - ctx.busy.size;
   const free = Math.max(1, concurrency - active);
   return Math.min(max, Math.max(min, Math.ceil(pending / free)));
 }
@@ -98,21 +116,27 @@ function batchSize(ctx: Ctx, active: number): number {
  * waited long enough.
  * A batch is a run of consecutive PRs: one that cannot join ends it, since a batch reaching past it
  * would test the PRs ahead of it on top of a PR behind them, a base they never merge onto.
+ * In single mode no PR ahead of n is pending (startRuns starts n only then), so a PR joining the batch
+ * waits on no pending PR outside it: only parallel mode looks.
  */
 function formGroup(ctx: Ctx, n: number, size: number): number[] | null {
   const { s, now } = ctx;
   const first = pr(s, n);
   if (!s.settings.batch || first.noBatch) return [n];
   const group = [n];
-  for (const m of s.order.slice(s.order.indexOf(n) + 1)) {
+  const single = s.settings.mode === 'single';
+  const { order } = s;
+  for (let i = order.indexOf(n) + 1; i < order.length; i += 1) {
     if (group.length >= size) break;
+    const m = order[i] as number;
     const e = pr(s, m);
     if (isAside(s, e)) continue;
     if (e.state !== 'pending' || e.noBatch) break;
-    if (depsOf(s, m).some((d) => pr(s, d).state === 'pending' && !group.includes(d))) break;
+    if (!single && depsOf(s, m).some((d) => pr(s, d).state === 'pending' && !group.includes(d))) break;
     group.push(m);
   }
-  const oldest = Math.min(...group.map((g) => pr(s, g).stateChangedAt));
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const g of group) oldest = Math.min(oldest, pr(s, g).stateChangedAt);
   const waited = now - oldest >= s.settings.batchingMaxWaitTimeMinutes * 60_000;
   return group.length >= s.settings.batchingMinSize || waited ? group : null;
 }

@@ -1,4 +1,4 @@
-import { chunked, type Queryable } from '../../db/bulk.ts';
+import { chunked, insertMany, type Queryable } from '../../db/bulk.ts';
 import type { PrEntry, TestRun } from '../../domain/queue/index.ts';
 
 /** Stores finished PR submissions and runs taken out of a queue's live state (idempotent). */
@@ -31,13 +31,17 @@ export async function archive(
       archived_at: at,
     })),
   ];
-  for (const part of chunked(rows, 200)) {
-    await db
-      .insertInto('queue_archive')
-      .values(part)
-      .onConflict((oc) => oc.columns(['queue_id', 'kind', 'key']).doNothing())
-      .execute();
-  }
+  // One multi-row statement (db/bulk.ts): a step that restarts the runs behind a failure archives dozens.
+  await insertMany(db, 'queue_archive', rows, { ignoreConflicts: true });
+}
+
+/** The JSON of a queue's archived PR submissions or runs, to narrow down. */
+function archived(db: Queryable, queueId: string, kind: 'pr' | 'run') {
+  return db
+    .selectFrom('queue_archive')
+    .select('data')
+    .where('queue_id', '=', queueId)
+    .where('kind', '=', kind);
 }
 
 /** The latest archived submission of a PR. */
@@ -46,11 +50,7 @@ export async function archivedPr(
   queueId: string,
   prNumber: number,
 ): Promise<PrEntry | undefined> {
-  const row = await db
-    .selectFrom('queue_archive')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .where('kind', '=', 'pr')
+  const row = await archived(db, queueId, 'pr')
     .where('pr_number', '=', prNumber)
     .orderBy('seq', 'desc')
     .limit(1)
@@ -66,12 +66,7 @@ export async function archivedPrs(
   state: string | undefined,
   limit: number,
 ): Promise<PrEntry[]> {
-  let query = db
-    .selectFrom('queue_archive')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .where('kind', '=', 'pr')
-    .where('seq', '>', after);
+  let query = archived(db, queueId, 'pr').where('seq', '>', after);
   if (state !== undefined) query = query.where('state', '=', state);
   const rows = await query.orderBy('seq').limit(limit).execute();
   return rows.map((r) => JSON.parse(r.data) as PrEntry);
@@ -82,13 +77,7 @@ export async function archivedRun(
   queueId: string,
   runId: string,
 ): Promise<TestRun | undefined> {
-  const row = await db
-    .selectFrom('queue_archive')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .where('kind', '=', 'run')
-    .where('key', '=', runId)
-    .executeTakeFirst();
+  const row = await archived(db, queueId, 'run').where('key', '=', runId).executeTakeFirst();
   return row === undefined ? undefined : (JSON.parse(row.data) as TestRun);
 }
 

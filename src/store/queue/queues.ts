@@ -1,5 +1,5 @@
 import { type Insertable, PostgresAdapter, type Selectable } from 'kysely';
-import { chunked, type Queryable } from '../../db/bulk.ts';
+import { chunked, insertMany, type Queryable } from '../../db/bulk.ts';
 import type { MergeQueuesTable, QueueActionsTable, QueuePrsTable, QueueRunsTable } from '../schema.ts';
 
 export type QueueRow = Selectable<MergeQueuesTable>;
@@ -104,34 +104,29 @@ export async function saveQueueState(
   for (const part of chunked(changes.deletedRuns)) {
     await db.deleteFrom('queue_runs').where('queue_id', '=', id).where('id', 'in', part).execute();
   }
-  for (const part of chunked(changes.prs, 200)) {
-    await db
-      .insertInto('queue_prs')
-      .values(part.map((r) => ({ ...r, queue_id: id })))
-      .onConflict((oc) =>
-        oc.columns(['queue_id', 'number']).doUpdateSet((eb) => ({
-          state: eb.ref('excluded.state'),
-          head_sha: eb.ref('excluded.head_sha'),
-          data: eb.ref('excluded.data'),
-        })),
-      )
-      .execute();
-  }
-  for (const part of chunked(changes.runs, 200)) {
-    await db
-      .insertInto('queue_runs')
-      .values(part.map((r) => ({ ...r, queue_id: id })))
-      .onConflict((oc) =>
-        oc.columns(['queue_id', 'id']).doUpdateSet((eb) => ({
-          status: eb.ref('excluded.status'),
-          test_branch: eb.ref('excluded.test_branch'),
-          test_branch_sha: eb.ref('excluded.test_branch_sha'),
-          data: eb.ref('excluded.data'),
-        })),
-      )
-      .execute();
-  }
+  // One multi-row statement per table (db/bulk.ts), not a query built value by value: a step that
+  // restarts the runs behind a failure writes dozens of rows.
+  await upsertRows(db, 'queue_prs', id, changes.prs, 'number', ['state', 'head_sha', 'data']);
+  const runColumns = ['status', 'test_branch', 'test_branch_sha', 'data'];
+  await upsertRows(db, 'queue_runs', id, changes.runs, 'id', runColumns);
   return true;
+}
+
+/** Writes a queue's rows of one table: new ones inserted, existing ones (by `key`) given the new `columns`. */
+function upsertRows(
+  db: Queryable,
+  table: 'queue_prs' | 'queue_runs',
+  queueId: string,
+  rows: readonly Record<string, unknown>[],
+  key: string,
+  columns: readonly string[],
+): Promise<number> {
+  return insertMany(
+    db,
+    table,
+    rows.map((r) => ({ queue_id: queueId, ...r })),
+    { updateOnConflict: { key: ['queue_id', key], columns, expectConflicts: true } },
+  );
 }
 
 /** Ids of the queues with a PR entry that has not ended (merged, failed, cancelled). */
@@ -194,19 +189,17 @@ export async function insertActions(
   actions: readonly string[],
   now: number,
 ): Promise<void> {
-  if (actions.length === 0) return;
-  await db
-    .insertInto('queue_actions')
-    .values(
-      actions.map((action) => ({
-        queue_id: queueId,
-        action,
-        created_at: now,
-        done_at: null,
-        last_error: null,
-      })),
-    )
-    .execute();
+  await insertMany(
+    db,
+    'queue_actions',
+    actions.map((action) => ({
+      queue_id: queueId,
+      action,
+      created_at: now,
+      done_at: null,
+      last_error: null,
+    })),
+  );
 }
 
 export function pendingActions(db: Queryable, queueId: string, limit: number): Promise<QueueActionRow[]> {

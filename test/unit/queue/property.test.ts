@@ -392,18 +392,23 @@ const pr = fc.constantFrom(...PRS);
 const check = fc.constantFrom(...CHECKS);
 const outcome = fc.constantFrom(...OUTCOMES);
 
+/** The settings a queue starts with and a patch may change, in the order they are drawn. */
+const SETTINGS = {
+  mode: fc.constantFrom('single' as const, 'parallel' as const),
+  concurrency: fc.integer({ min: 1, max: 3 }),
+  batch: fc.boolean(),
+  batchingMinSize: fc.integer({ min: 2, max: 3 }),
+  batchingMaxSize: fc.integer({ min: 1, max: 4 }),
+  canOptimisticallyMerge: fc.boolean(),
+  pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
+  directMergeMode: fc.constantFrom('off' as const, 'always' as const),
+  optimizationMode: fc.constantFrom('off' as const, 'bisection_skip_redundant_tests' as const),
+};
+
 const patch: fc.Arbitrary<SettingsPatch> = fc.record(
   {
     state: fc.constantFrom('running' as const, 'paused' as const, 'draining' as const),
-    mode: fc.constantFrom('single' as const, 'parallel' as const),
-    concurrency: fc.integer({ min: 1, max: 3 }),
-    batch: fc.boolean(),
-    batchingMinSize: fc.integer({ min: 2, max: 3 }),
-    batchingMaxSize: fc.integer({ min: 1, max: 4 }),
-    canOptimisticallyMerge: fc.boolean(),
-    pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
-    directMergeMode: fc.constantFrom('off' as const, 'always' as const),
-    optimizationMode: fc.constantFrom('off' as const, 'bisection_skip_redundant_tests' as const),
+    ...SETTINGS,
     requiredStatuses: fc.constantFrom<string[]>(['ci'], ['ci', 'lint'], []),
     deleteRequiredStatuses: fc.boolean(),
   },
@@ -500,15 +505,7 @@ const move: fc.Arbitrary<Move> = fc.oneof(
 );
 
 const initial = fc.record({
-  mode: fc.constantFrom('single' as const, 'parallel' as const),
-  concurrency: fc.integer({ min: 1, max: 3 }),
-  batch: fc.boolean(),
-  batchingMinSize: fc.integer({ min: 2, max: 3 }),
-  batchingMaxSize: fc.integer({ min: 1, max: 4 }),
-  canOptimisticallyMerge: fc.boolean(),
-  pendingFailureDepth: fc.integer({ min: 0, max: 2 }),
-  directMergeMode: fc.constantFrom('off' as const, 'always' as const),
-  optimizationMode: fc.constantFrom('off' as const, 'bisection_skip_redundant_tests' as const),
+  ...SETTINGS,
   testingTimeoutMinutes: fc.constantFrom(10, 300),
   batchingMaxWaitTimeMinutes: fc.constantFrom(1, 5),
 });
