@@ -360,8 +360,22 @@ async function main(): Promise<void> {
   process.stdout.write(`${resultsTable(report)}\n`);
   if (flake) process.stdout.write(`\n${formatFlakeReport(flake)}\n`);
   if (file === null) return;
-  writeFileSync(file, markdown(report, checks, date) + (flake ? `\n${flakeSection(flake, date)}` : ''));
+  const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  writeFileSync(
+    file,
+    markdown(report, checks, date) + keptSections(old) + (flake ? `\n${flakeSection(flake, date)}` : ''),
+  );
   process.stderr.write(`wrote ${file}\n`);
+}
+
+// Sections other benchmarks write into this file (bench/get-queue.ts's "## getQueue …") survive a
+// full run: they sit between the generated goals and the flake-protection section.
+const KEPT_HEADINGS = ['## getQueue'];
+
+function keptSections(old: string): string {
+  const parts = old.split(/\n(?=## )/);
+  const kept = parts.filter((part) => KEPT_HEADINGS.some((h) => part.startsWith(h)));
+  return kept.map((part) => `\n${part.trimEnd()}\n`).join('');
 }
 
 function stamp(): string {

@@ -7,18 +7,21 @@ const keyOf = (host: string, owner: string, name: string) =>
   `${host.toLowerCase()}\n${owner.toLowerCase()}\n${name.toLowerCase()}`;
 
 /**
- * What a GitHub repository's branch says about its queue (required statuses from `.mainline.yaml`, branch
- * protection and rulesets; the file's flake protection), remembered for getQueue only, so a repeated read
- * asks GitHub nothing. An entry is dropped when this process receives a push, branch_protection_rule or
- * repository_ruleset webhook of its repository (or a ruleset webhook of its owner), and is never used
- * after ttlMs: another replica may have received that webhook, so a replica's memo is stale for at most
- * the TTL. Least recently used entries are dropped first. Merge decisions never read it (the queue runner
- * and submitPullRequest call the forge themselves).
+ * What a GitHub or GitLab repository's branch says about its queue (required statuses from
+ * `.mainline.yaml`, GitHub's branch protection and rulesets or GitLab's "Pipelines must succeed"; the
+ * file's flake protection), remembered for getQueue only, so a repeated read asks the forge nothing. An
+ * entry is used only while the queue's state names the branch head it was read at (a push to the branch
+ * moves the state's target head, through the push webhook or the runner, on every replica); on GitHub
+ * it is also dropped when this process receives a push, branch_protection_rule or repository_ruleset
+ * webhook of its repository (or a ruleset webhook of its owner), and it is never used after ttlMs: a
+ * setting may change without a push, and another replica may have received that webhook, so a memo is
+ * stale for at most the TTL. Least recently used entries are dropped first. Merge decisions never read
+ * it (the queue runner and submitPullRequest call the forge themselves).
  */
 export class ForgeSettingsMemo {
   readonly #max: number;
   readonly #ttlMs: number;
-  readonly #entries = new Map<string, { at: number; value: RequiredStatuses }>();
+  readonly #entries = new Map<string, { at: number; head: string; value: RequiredStatuses }>();
 
   /** max: branches remembered at once (0 keeps none); ttlMs: how long an entry may be used. */
   constructor(max: number, ttlMs: number) {
@@ -26,15 +29,17 @@ export class ForgeSettingsMemo {
     this.#ttlMs = ttlMs;
   }
 
+  /** head: the branch head the queue's state names now; an entry read at another head is not used. */
   async read(
     repo: ForgeRepo,
     branch: string,
+    head: string,
     now: number,
     fetch: () => Promise<RequiredStatuses>,
   ): Promise<RequiredStatuses> {
     const key = `${keyOf(repo.host, repo.owner, repo.name)}\n${branch}`;
     const hit = this.#entries.get(key);
-    if (hit !== undefined && now - hit.at < this.#ttlMs && now >= hit.at) {
+    if (hit !== undefined && hit.head === head && now - hit.at < this.#ttlMs && now >= hit.at) {
       this.#entries.delete(key);
       this.#entries.set(key, hit);
       return hit.value;
@@ -42,7 +47,7 @@ export class ForgeSettingsMemo {
     const value = await fetch();
     if (this.#max === 0 || this.#ttlMs === 0) return value;
     this.#entries.delete(key);
-    this.#entries.set(key, { at: now, value });
+    this.#entries.set(key, { at: now, head, value });
     for (const oldest of this.#entries.keys()) {
       if (this.#entries.size <= this.#max) break;
       this.#entries.delete(oldest);
@@ -90,18 +95,23 @@ export function forgetOnWebhook(
 }
 
 /**
- * requiredStatuses for display (getQueue): from the memo for a repository on the configured GitHub host,
- * straight from the forge otherwise (the plain-git forge keys its own memo by the branch's tip).
+ * requiredStatuses for display (getQueue) of a branch whose queue's state names `head` as its tip: from
+ * the memo for a repository on the configured GitHub or GitLab host, straight from the forge otherwise
+ * (the plain-git forge keys its own memo by the branch's tip, read from its ref files).
  */
 export function requiredStatusesForRead(
   ctx: AppContext,
   forge: Forge,
   repo: ForgeRepo,
   branch: string,
+  head: string,
 ): Promise<RequiredStatuses> {
-  const host = ctx.config.github?.host;
-  const memo = ctx.caches.forgeSettings;
-  if (host === undefined || repo.host.toLowerCase() !== host.toLowerCase())
-    return forge.requiredStatuses(repo, branch);
-  return memo.read(repo, branch, ctx.now(), () => forge.requiredStatuses(repo, branch));
+  const host = repo.host.toLowerCase();
+  const remembered = [ctx.config.github?.host, ctx.config.gitlab?.host].some(
+    (h) => h !== undefined && h.toLowerCase() === host,
+  );
+  if (!remembered) return forge.requiredStatuses(repo, branch);
+  return ctx.caches.forgeSettings.read(repo, branch, head, ctx.now(), () =>
+    forge.requiredStatuses(repo, branch),
+  );
 }

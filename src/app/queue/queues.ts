@@ -11,9 +11,8 @@ import type { Forge } from '../ports.ts';
 import { ensureRepository, findRepository, type RepoRef, repoFullName } from '../repositories.ts';
 import { applyEvent, type LoadedQueue, loadQueue } from './apply.ts';
 import { flakeProtectionOf } from './flake-judge.ts';
-import { requiredStatusesForRead } from './forge-settings-cache.ts';
-import { labelSettingsOf, updateLabelSettings } from './label-settings.ts';
-import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
+import { updateLabelSettings } from './label-settings.ts';
+import { queueConfigRecord } from './records.ts';
 
 /** The caller's queue for a target branch, or 404 naming what is missing. */
 export async function findQueueOf(
@@ -70,29 +69,6 @@ export async function createQueue(
       `A merge queue for branch "${body.targetBranch}" of ${repoFullName(repository)} already exists`,
     );
   }
-}
-
-export async function getQueue(
-  ctx: AppContext,
-  caller: Caller,
-  forge: Forge,
-  body: { repo: RepoRef; targetBranch: string },
-) {
-  const queue = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
-  // A display only: what the branch says may come from the memo (forge-settings-cache.ts).
-  const flakeProtection = await flakeProtectionOf(
-    { requiredStatuses: (repo, branch) => requiredStatusesForRead(ctx, forge, repo, branch) },
-    { ...body.repo, id: queue.repoId },
-    queue.row,
-    body.targetBranch,
-  );
-  const { state } = queue;
-  return {
-    ...queueConfigRecord(state),
-    ...labelSettingsOf(queue.row),
-    flakeProtection,
-    enqueuedPullRequests: listQueuedPrs(state).map(enqueuedPrRecord),
-  };
 }
 
 /** updateQueue: settings and requested state go through the engine, which answers with the full record. */

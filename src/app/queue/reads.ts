@@ -2,6 +2,7 @@ import { AppError } from '../../domain/errors.ts';
 import {
   type CheckResult,
   getTestingDetails,
+  listQueuedPrs,
   type PrEntry,
   type QueueState,
   TERMINAL,
@@ -15,12 +16,61 @@ import {
 import { listQueues } from '../../store/queue/queues.ts';
 import { listRepos } from '../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
+import type { Forge } from '../ports.ts';
 import type { RepoRef } from '../repositories.ts';
 import { repositoryHtmlUrl } from '../urls.ts';
 import { queueStateOf } from './apply.ts';
-import { runTestSummary } from './flake-judge.ts';
+import { flakeProtectionOf, runTestSummary } from './flake-judge.ts';
+import { requiredStatusesForRead } from './forge-settings-cache.ts';
+import { labelSettingsOf } from './label-settings.ts';
 import { findQueueOf } from './queues.ts';
-import { enqueuedPrRecord } from './records.ts';
+import { enqueuedPrRecord, queueConfigRecord } from './records.ts';
+
+/**
+ * getQueue, as the route keeps it (kept-answers.ts): the queue, the key naming everything its answer
+ * depends on, and how to make the answer. Per request it reads the queue row (whose version every save
+ * of the state bumps; the state itself comes from the cache of parsed states) and the flake protection
+ * shown (the row's column, else what the branch's .mainline.yaml says, from the forge settings memo);
+ * the answer itself, 1,000 PRs listed and shaped, is made only when the key changed.
+ */
+export async function queueRead(
+  ctx: AppContext,
+  caller: Caller,
+  forge: Forge,
+  body: { repo: RepoRef; targetBranch: string },
+) {
+  const { row, state, repoId } = await findQueueOf(ctx, caller, body.repo, body.targetBranch);
+  // A display only: what the branch says may come from the memo (forge-settings-cache.ts).
+  const flakeProtection = await flakeProtectionOf(
+    {
+      requiredStatuses: (repo, branch) => requiredStatusesForRead(ctx, forge, repo, branch, state.targetHead),
+    },
+    { ...body.repo, id: repoId },
+    row,
+    body.targetBranch,
+  );
+  const labels = labelSettingsOf(row);
+  return {
+    queueId: row.id,
+    key: JSON.stringify([row.version, flakeProtection, labels]),
+    make: () => ({
+      ...queueConfigRecord(state),
+      ...labels,
+      flakeProtection,
+      enqueuedPullRequests: listQueuedPrs(state).map(enqueuedPrRecord),
+    }),
+  };
+}
+
+/** getQueue's answer as a value (the dashboard's settings page). */
+export async function getQueue(
+  ctx: AppContext,
+  caller: Caller,
+  forge: Forge,
+  body: { repo: RepoRef; targetBranch: string },
+) {
+  return (await queueRead(ctx, caller, forge, body)).make();
+}
 
 /** listPullRequests cursors are UUID-shaped (as upstream declares them) and carry the submission's sequence number. */
 const cursorOf = (seq: number) => `00000000-0000-4000-8000-${seq.toString(16).padStart(12, '0')}`;

@@ -1,5 +1,6 @@
 import { queueForgeOf } from '../../app/dashboard/queues.ts';
-import { getQueue, updateQueue } from '../../app/queue/queues.ts';
+import { updateQueue } from '../../app/queue/queues.ts';
+import { getQueue } from '../../app/queue/reads.ts';
 import { findRepository } from '../../app/repositories.ts';
 import { AppError } from '../../domain/errors.ts';
 import { paths } from '../paths.ts';

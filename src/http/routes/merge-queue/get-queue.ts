@@ -1,5 +1,6 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { getQueue } from '../../../app/queue/queues.ts';
+import { queueRead } from '../../../app/queue/reads.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
 import { EnqueuedPr, QueueConfig, QueueRef } from '../../schemas/queue.ts';
@@ -19,6 +20,17 @@ export function registerGetQueue(app: Api, { ctx, forge }: RouteDeps): void {
         },
       },
     },
-    async (request) => getQueue(ctx, callerOf(request), forge, request.body),
+    async (request, reply) => {
+      const read = await queueRead(ctx, callerOf(request), forge, request.body);
+      // The answer kept for its key (app/queue/kept-answers.ts), serialized by this route's schema.
+      const bytes = ctx.caches.queueAnswers.bytes(
+        read.queueId,
+        read.key,
+        () => reply.serialize(read.make()) as string,
+      );
+      // Bytes are sent as they are: Fastify serializes objects only.
+      const raw: FastifyReply = reply;
+      return raw.type('application/json; charset=utf-8').send(bytes);
+    },
   );
 }
