@@ -108,20 +108,28 @@ export function toDetails(issues: readonly SchemaIssue[], part: string): ErrorDe
  * NUL in text, and no field of this API has a use for it, so it is refused at the edge on both engines.
  */
 export function findNul(value: unknown, path = '$', depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  const below = nulBelow(value, depth);
+  return below === undefined ? undefined : path + below;
+}
+
+/**
+ * Where under `value` the first NUL is, as a JSON path suffix ('' for the value itself). The suffix is
+ * built only on the way back from a find: a walk that finds nothing makes no path strings.
+ */
+function nulBelow(value: unknown, depth: number): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? '' : undefined;
   if (value === null || typeof value !== 'object' || depth > 64) return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], `${path}[${i}]`, depth + 1);
-      if (found !== undefined) return found;
+      const found = nulBelow(value[i], depth + 1);
+      if (found !== undefined) return `[${i}]${found}`;
     }
     return undefined;
   }
-  for (const [key, child] of Object.entries(value)) {
-    const here = `${path}.${key}`;
-    if (key.includes('\u0000')) return here;
-    const found = findNul(child, here, depth + 1);
-    if (found !== undefined) return found;
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000')) return `.${key}`;
+    const found = nulBelow((value as Record<string, unknown>)[key], depth + 1);
+    if (found !== undefined) return `.${key}${found}`;
   }
   return undefined;
 }

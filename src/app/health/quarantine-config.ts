@@ -46,9 +46,9 @@ export async function quarantineConfig(
     return { isDisabled, testIds };
   }
   const fullName = repoFullName(repository);
-  const ids = ctx.caches.identifierIds.ids(
+  const unique = ctx.caches.identifierIds.uniqueIds(
     `${repository.id}|${caller.orgSlug}|${fullName}`,
-    identifiers.length,
+    identifiers,
     (i) => identityKey(identifiers[i] as TestIdentifier),
     (i) => {
       const t = identifiers[i] as TestIdentifier;
@@ -65,13 +65,12 @@ export async function quarantineConfig(
           });
     },
   );
-  const unique = new Set(ids);
   const quarantined =
     index === undefined
       ? (await findTestCases(ctx.db, repository.id, [...unique]))
           .filter((r) => r.quarantined === 1)
           .map((r) => r.id)
-      : [...unique].filter((id) => index.ids.has(id));
+      : unique.filter((id) => index.ids.has(id));
   return { isDisabled, testIds: quarantined.sort(byId) };
 }
 

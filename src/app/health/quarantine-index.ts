@@ -81,9 +81,29 @@ export class QuarantineIndexCache {
  */
 export class IdentifierIds {
   readonly #scopes = new Map<string, Map<string, string>>();
+  readonly #lists = new WeakMap<readonly unknown[], { scope: string; ids: readonly string[] }>();
   #size = 0;
 
   constructor(private readonly max: number) {}
+
+  /**
+   * The distinct ids of `list`'s identifiers in first-seen order, as `ids` makes them. A frozen list
+   * is one the HTTP layer keeps parsed and hands to every request sending the same body
+   * (http/body-checks.ts): its ids are kept with it, weakly, for its scope.
+   */
+  uniqueIds(
+    scope: string,
+    list: readonly unknown[],
+    key: (i: number) => string,
+    make: (i: number) => string,
+  ): readonly string[] {
+    const shared = this.max > 0 && Object.isFrozen(list);
+    const held = shared ? this.#lists.get(list) : undefined;
+    if (held !== undefined && held.scope === scope) return held.ids;
+    const ids = Object.freeze([...new Set(this.ids(scope, list.length, key, make))]);
+    if (shared) this.#lists.set(list, { scope, ids });
+    return ids;
+  }
 
   /** The id of each key (`key(i)`), remembered or made by `make(i)` and remembered. */
   ids(scope: string, count: number, key: (i: number) => string, make: (i: number) => string): string[] {

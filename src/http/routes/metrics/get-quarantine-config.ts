@@ -20,6 +20,8 @@ export function registerGetQuarantineConfig(app: Api, { ctx }: RouteDeps): void 
   app.post(
     '/metrics/getQuarantineConfig',
     {
+      // The CLI sends the same test ids run after run: a large body is kept parsed (http/body-checks.ts).
+      config: { keepParsedBody: true },
       schema: {
         tags: ['test results'],
         summary:
