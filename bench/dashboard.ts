@@ -51,8 +51,15 @@ export async function measureDashboard(
     },
     { name: 'dashboard: repositories overview', paths: [`/${main.orgSlug}`] },
     { name: 'dashboard: failing tests, page 1', paths: [`${repo}/failing`] },
+    { name: 'dashboard: failing tests, 7 days, page 3', paths: [`${repo}/failing?window=7d&page=3`] },
     { name: 'dashboard: all tests, page 1', paths: [`${repo}/tests`] },
     { name: 'dashboard: all tests, name search', paths: [`${repo}/tests?q=handles`] },
+    // A search that matches nothing reads every test's texts and returns no row.
+    { name: 'dashboard: all tests, name search, no match', paths: [`${repo}/tests?q=no-such-test`] },
+    {
+      name: 'dashboard: all tests, name search + code owner',
+      paths: [`${repo}/tests?q=handles&owner=%40acme%2Fteam-3`],
+    },
     { name: 'dashboard: durations (slowest tests, 30 days)', paths: [`${repo}/durations`] },
   ];
   const out: LoadResult[] = [];

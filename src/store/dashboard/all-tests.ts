@@ -60,3 +60,60 @@ export async function listAllTestIds(
     .execute();
   return rows.map((r) => r.id);
 }
+
+/**
+ * The repository's health_version, and how many test ordinals it has handed out
+ * (repositories.test_ordinals): tests are only ever added, in the ingest transaction that raises this
+ * count, and their name, classname and file never change, so the count names the repository's
+ * searchable texts exactly. Undefined for an unknown repository.
+ */
+export async function testVersions(
+  db: Queryable,
+  repoId: string,
+): Promise<{ health: number; ordinals: number } | undefined> {
+  const row = await db
+    .selectFrom('repositories')
+    .select(['health_version', 'test_ordinals'])
+    .where('id', '=', repoId)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : { health: Number(row.health_version), ordinals: Number(row.test_ordinals) };
+}
+
+/** The repository's tests in the list's order (name, then id): ordinal and the texts the search reads. */
+export async function searchableTests(
+  db: Queryable,
+  repoId: string,
+): Promise<{ ordinal: number; name: string; classname: string | null; file: string | null }[]> {
+  const rows = await db
+    .selectFrom('test_cases')
+    .select(['ordinal', 'name', 'classname', 'file'])
+    .where('repo_id', '=', repoId)
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    ordinal: Number(r.ordinal),
+    name: r.name,
+    classname: r.classname,
+    file: r.file,
+  }));
+}
+
+/** The ids of the repository's tests with these ordinals, in the order of `ordinals`. */
+export async function idsOfOrdinals(
+  db: Queryable,
+  repoId: string,
+  ordinals: readonly number[],
+): Promise<string[]> {
+  if (ordinals.length === 0) return [];
+  const rows = await db
+    .selectFrom('test_cases')
+    .select(['id', 'ordinal'])
+    .where('repo_id', '=', repoId)
+    .where('ordinal', 'in', [...ordinals])
+    .execute();
+  const byOrdinal = new Map(rows.map((r) => [Number(r.ordinal), r.id]));
+  return ordinals.flatMap((o) => byOrdinal.get(o) ?? []);
+}

@@ -11,15 +11,15 @@ export interface FailingEntry {
 }
 
 /**
- * One page of the tests with a failure in the hours overlapping [start, end), in list-failing-tests'
- * order (most failures, then name, then id), with their failures in that window (the same rows as
- * rollups.ts `failingInWindow`, with the test's ordinal; `countFailing` counts them).
+ * Every test with a failure in the hours overlapping [start, end), in list-failing-tests' order (most
+ * failures, then name, then id), with its failures in that window: the same rows as rollups.ts
+ * `failingInWindow`, with the test's ordinal, in one grouping of the failure rollups. The dashboard
+ * keeps the list by the repository's read version (app/dashboard/failing-lists.ts) and pages it.
  */
-export async function failingPage(
+export async function failingList(
   db: Queryable,
   repoId: string,
   window: { start: number; end: number },
-  page: { limit: number; offset: number },
 ): Promise<FailingEntry[]> {
   const { rows } = await sql<{ id: string; ordinal: number; failures: number }>`select t.id as id,
       t.ordinal as ordinal, f.failures as failures
@@ -28,7 +28,7 @@ export async function failingPage(
       where repo_id = ${repoId} and hour >= ${hourOf(window.start)} and hour <= ${hourOf(window.end - 1)}
       group by ordinal
     ) f join test_cases t on t.repo_id = ${repoId} and t.ordinal = f.ordinal
-    order by f.failures desc, t.name, t.id limit ${page.limit} offset ${page.offset}`.execute(db);
+    order by f.failures desc, t.name, t.id`.execute(db);
   return rows.map((r) => ({ id: r.id, ordinal: Number(r.ordinal), failures: Number(r.failures) }));
 }
 
