@@ -31,7 +31,9 @@ export interface Config {
   readonly authFailLimitPerMinute: number;
   /** Parsed merge-queue states kept in memory by (queue, version) for getQueue; 0 keeps none (MAINLINE_QUEUE_STATE_CACHE). */
   readonly queueStateCache: number;
-  /** GitHub branches whose queue settings (.mainline.yaml, protection, rulesets) getQueue remembers; 0 none (MAINLINE_FORGE_SETTINGS_CACHE). */
+  /** Queues whose serialized getQueue answer is kept, by version and settings; 0 keeps none (MAINLINE_KEPT_QUEUES). */
+  readonly keptQueues: number;
+  /** GitHub and GitLab branches whose queue settings (.mainline.yaml, protection) getQueue remembers; 0 none (MAINLINE_FORGE_SETTINGS_CACHE). */
   readonly forgeSettingsCache: number;
   /** Seconds such a memo may be used at most (webhooks drop it sooner) (MAINLINE_FORGE_SETTINGS_TTL). */
   readonly forgeSettingsTtlSeconds: number;
@@ -109,12 +111,20 @@ export interface Config {
   readonly keptPages: number;
   /** Serialized single-test answers (get-test-details) kept, a few KB each (MAINLINE_KEPT_DETAILS). */
   readonly keptDetails: number;
-  /** Pages of list-unhealthy-tests records kept by health version, 100 records each (MAINLINE_PAGE_CACHE). */
+  /** Characters of large getQuarantineConfig bodies kept parsed, all together; 0 none (MAINLINE_KEPT_BODY_CHARS). */
+  readonly keptBodyChars: number;
+  /** Pages of list-unhealthy-tests records kept by health version, 100 records each, and as many of the dashboard's all-tests list (MAINLINE_PAGE_CACHE). */
   readonly pageCacheSize: number;
+  /** Entries of the dashboard's failing-tests lists kept by read version, all lists together (MAINLINE_KEPT_FAILING_TESTS). */
+  readonly keptFailingTests: number;
+  /** Tests whose name, classname and file the all-tests search keeps, all repositories together (MAINLINE_KEPT_TEST_TEXTS). */
+  readonly keptTestTexts: number;
   /** Bytes of decoded upload pass blobs each process keeps (MAINLINE_PASS_CACHE_BYTES). */
   readonly passCacheBytes: number;
   /** Merge bases of commit pairs the git forge remembers; 0 none (MAINLINE_MERGE_BASE_CACHE). */
   readonly mergeBaseCache: number;
+  /** Branches the plain-git forge remembers: names git accepted, `.mainline.yaml` at the head; 0 none (MAINLINE_GIT_BRANCH_CACHE). */
+  readonly gitBranchCache: number;
   /** Tests (their seen columns) ingestion remembers between uploads, all repositories together (MAINLINE_SEEN_TESTS_CACHE). */
   readonly seenTestsCache: number;
   /** Test ids ingestion remembers by their identity fields (MAINLINE_TEST_ID_CACHE). */
@@ -372,6 +382,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ),
     authFailLimitPerMinute: readInt(env, 'MAINLINE_AUTH_FAIL_LIMIT', 10, 0, 1_000_000),
     queueStateCache: readInt(env, 'MAINLINE_QUEUE_STATE_CACHE', 16, 0, 10_000),
+    keptQueues: readInt(env, 'MAINLINE_KEPT_QUEUES', 16, 0, 10_000),
     forgeSettingsCache: readInt(env, 'MAINLINE_FORGE_SETTINGS_CACHE', 256, 0, 100_000),
     forgeSettingsTtlSeconds: readInt(env, 'MAINLINE_FORGE_SETTINGS_TTL', 60, 0, 3600),
     authFailBurst: readInt(env, 'MAINLINE_AUTH_FAIL_BURST', 20, 1, 1_000_000),
@@ -400,9 +411,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     repositoryCacheSize: readInt(env, 'MAINLINE_REPOSITORY_CACHE', 10_000, 0, 10_000_000),
     keptPages: readInt(env, 'MAINLINE_KEPT_PAGES', 64, 1, 100_000),
     keptDetails: readInt(env, 'MAINLINE_KEPT_DETAILS', 4096, 1, 10_000_000),
+    keptBodyChars: readInt(env, 'MAINLINE_KEPT_BODY_CHARS', 4 * 1024 * 1024, 0, 2 ** 31),
     pageCacheSize: readInt(env, 'MAINLINE_PAGE_CACHE', 256, 1, 100_000),
+    keptFailingTests: readInt(env, 'MAINLINE_KEPT_FAILING_TESTS', 200_000, 0, 100_000_000),
+    keptTestTexts: readInt(env, 'MAINLINE_KEPT_TEST_TEXTS', 250_000, 0, 100_000_000),
     passCacheBytes: readInt(env, 'MAINLINE_PASS_CACHE_BYTES', 64 * 1024 * 1024, 0, 2 ** 40),
     mergeBaseCache: readInt(env, 'MAINLINE_MERGE_BASE_CACHE', 10_000, 0, 10_000_000),
+    gitBranchCache: readInt(env, 'MAINLINE_GIT_BRANCH_CACHE', 1000, 0, 1_000_000),
     seenTestsCache: readInt(env, 'MAINLINE_SEEN_TESTS_CACHE', 500_000, 0, 100_000_000),
     testIdCache: readInt(env, 'MAINLINE_TEST_ID_CACHE', 250_000, 0, 100_000_000),
     failureCache: readInt(env, 'MAINLINE_FAILURE_CACHE', 10_000, 0, 10_000_000),

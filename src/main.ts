@@ -37,7 +37,7 @@ export async function startServer(config: Config): Promise<Server> {
     let wakeGitHub = () => {};
     // One set of caches for the process: the HTTP app and the runners below share it.
     const caches = createCaches(config);
-    const forge = createForge(config, { db: database.db, mergeBases: caches.mergeBases });
+    const forge = createForge(config, { db: database.db, caches });
     const app = await buildApp({
       config,
       database,

@@ -4,7 +4,12 @@
 // which every store writer of test_cases bumps (store/tenancy/repos.ts writeTestHealth), so no write is missed.
 import type { Config } from '../config.ts';
 import { Lru } from '../lib/lru.ts';
+import { WeighedLru } from '../lib/weighed-lru.ts';
 import { PassBlobs } from '../store/uploads/passes.ts';
+import type { AllTestsPage } from './dashboard/all-tests.ts';
+import type { FailingRow } from './dashboard/failing.ts';
+import { FailingLists } from './dashboard/failing-lists.ts';
+import { TestSearchTexts } from './dashboard/test-search.ts';
 import { WriterCache } from './github/writers.ts';
 import { PageCache } from './health/page-cache.ts';
 import { IdentifierIds, QuarantineIndexCache } from './health/quarantine-index.ts';
@@ -12,7 +17,9 @@ import { ReadAnswers } from './health/read-answers.ts';
 import type { unhealthyRecord } from './health/records.ts';
 import { Derivation } from './ingest/prepare/derive.ts';
 import { SeenTestsCache } from './ingest/prepare/seen-cache.ts';
+import type { Forge } from './ports.ts';
 import { ForgeSettingsMemo } from './queue/forge-settings-cache.ts';
+import { KeptQueueAnswers } from './queue/kept-answers.ts';
 import { QueueStateCache } from './queue/state-cache.ts';
 import { QueueStepListeners } from './queue/step-listeners.ts';
 import { RepositoryCache } from './repositories.ts';
@@ -23,6 +30,8 @@ const MAX_REMEMBERED_IDS = 50_000;
 
 export function createCaches(config: Config) {
   return {
+    /** Large getQuarantineConfig bodies kept parsed, by their text (http/body-checks.ts). */
+    parsedBodies: new WeighedLru<{ readonly orgId: string; readonly value: unknown }>(config.keptBodyChars),
     /** Kept JSON of read answers, per route (health/read-answers.ts). */
     answers: {
       testDetails: new ReadAnswers(config.keptDetails),
@@ -32,6 +41,12 @@ export function createCaches(config: Config) {
     },
     /** Records of list-unhealthy-tests pages by health_version (health/page-cache.ts). */
     unhealthyPages: new PageCache<ReturnType<typeof unhealthyRecord>>(config.pageCacheSize),
+    /** The dashboard's failing-tests lists by read version (dashboard/failing-lists.ts). */
+    failingLists: new FailingLists<FailingRow>(config.keptFailingTests),
+    /** The all-tests page's search texts by ordinal count (dashboard/test-search.ts). */
+    testSearch: new TestSearchTexts(config.keptTestTexts),
+    /** Pages of the dashboard's all-tests list by health_version (dashboard/all-tests.ts). */
+    allTestsPages: new Lru<Omit<AllTestsPage, 'repository'>>(config.pageCacheSize),
     /** Quarantined ids per repository by health_version (health/quarantine-index.ts). */
     quarantineIndex: new QuarantineIndexCache(config.quarantineIndexIds),
     /** Test ids of identifiers getQuarantineConfig was asked about (health/quarantine-index.ts). */
@@ -40,6 +55,13 @@ export function createCaches(config: Config) {
     passBlobs: new PassBlobs(config.passCacheBytes),
     /** Merge bases of commit pairs, for the git forge the app builds (forge/git/objects.ts). */
     mergeBases: new Lru<{ readonly base: string | null }>(config.mergeBaseCache),
+    /** Branch names `git check-ref-format` accepted, for the same forge (forge/git/names.ts). */
+    gitRefNames: new Lru<true>(config.gitBranchCache),
+    /** `.mainline.yaml` readings by repository and branch head, for the same forge (forge/git-repository-forge.ts). */
+    gitBranchSettings: new Lru<{
+      readonly head: string;
+      readonly value: Awaited<ReturnType<Forge['requiredStatuses']>>;
+    }>(config.gitBranchCache),
     /** GitHub users' recently asked roles, by repository, for PR-comment commands (github/writers.ts). */
     githubWriters: new WriterCache(),
     /** GitLab users' roles, the same way, for merge-request notes. */
@@ -52,6 +74,8 @@ export function createCaches(config: Config) {
     forgeSettings: new ForgeSettingsMemo(config.forgeSettingsCache, config.forgeSettingsTtlSeconds * 1000),
     /** Parsed queue states by (queue, version) (queue/state-cache.ts). */
     queueStates: new QueueStateCache(config.queueStateCache),
+    /** getQueue's serialized answers, one per queue, by version and settings (queue/kept-answers.ts). */
+    queueAnswers: new KeptQueueAnswers(config.keptQueues),
     /** Who is told of each saved queue step: the metrics (queue/step-listeners.ts). */
     queueSteps: new QueueStepListeners(),
     /** What ingestion knows of each repository's tests by health_version (ingest/prepare/seen-cache.ts). */

@@ -133,30 +133,17 @@ export async function listTokens(db: Queryable, orgSlug: string | undefined): Pr
   }));
 }
 
-/** Listeners told of every revocation made through a database handle (apps' token caches). */
-const revocationListeners = new WeakMap<object, Set<() => void>>();
-
 /**
- * Calls `listener` after each token revoked through `db` (revokeToken) in this process; returns the
- * function that stops it. Revocations by other processes are not seen: caches bound them by time.
+ * Revokes a token by id. Revoking twice is an error that says it was already revoked. `kept`: the token
+ * cache of an app in this process (its caches.tokens), which then trusts nothing it held; an app in
+ * another process (`mainline token revoke` has its own) bounds what it kept by time.
  */
-export function onTokenRevoked(db: Queryable, listener: () => void): () => void {
-  let listeners = revocationListeners.get(db);
-  if (listeners === undefined) {
-    listeners = new Set();
-    revocationListeners.set(db, listeners);
-  }
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-/** Revokes a token by id. Revoking twice is an error that says it was already revoked. */
-export async function revokeToken(db: Queryable, id: string, now: number): Promise<void> {
+export async function revokeToken(db: Queryable, id: string, now: number, kept?: TokenCache): Promise<void> {
   const row = await tokens.findTokenById(db, id);
   if (row === undefined) throw new AppError('BAD_REQUEST', `No token with id ${id}`);
   if (row.revoked_at !== null) throw new AppError('CONFLICT', `Token ${id} was already revoked`);
   await tokens.revokeToken(db, id, now);
-  for (const listener of revocationListeners.get(db) ?? []) listener();
+  kept?.revoked();
 }
 
 /**

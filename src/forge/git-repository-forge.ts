@@ -11,13 +11,26 @@ import type {
   MergeOutcome,
   RepositoryHostingForge,
 } from '../app/ports.ts';
+import { Lru } from '../lib/lru.ts';
 import { findPullRequest, type GitPullRequestRow, setPullRequestState } from '../store/forge/git-prs.ts';
 import type { Tables } from '../store/schema.ts';
 import { oldestRepoIdNamed } from '../store/tenancy/repos.ts';
+import { GitForge, GitInputError, type MergeBases, type RefNames } from './git/index.ts';
 
 type RequiredStatuses = Awaited<ReturnType<Forge['requiredStatuses']>>;
 
-import { GitForge, GitInputError, type MergeBases } from './git/index.ts';
+/** `.mainline.yaml` readings by repository and branch, each valid while the branch head is `head`. */
+export type BranchSettings = Lru<{ readonly head: string; readonly value: RequiredStatuses }>;
+
+/** What the plain-git forge remembers: the app's (app/caches.ts); a forge made without one keeps its own. */
+export interface GitForgeCaches {
+  readonly mergeBases?: MergeBases;
+  readonly gitRefNames?: RefNames;
+  readonly gitBranchSettings?: BranchSettings;
+}
+
+/** Branches a forge made without the app's cache remembers (MAINLINE_GIT_BRANCH_CACHE's default). */
+const DEFAULT_BRANCH_SETTINGS = 1000;
 
 /**
  * The plain-git forge: pull requests are registered through Mainline's API (a head branch in the
@@ -28,16 +41,18 @@ export class GitRepositoryForge implements RepositoryHostingForge {
   readonly git: GitForge;
   readonly #db: Kysely<Tables>;
   readonly #now: () => number;
-  /** `.mainline.yaml` readings by repository and branch, valid while the branch head is unchanged. */
-  readonly #required = new Map<string, { head: string; value: RequiredStatuses }>();
+  readonly #required: BranchSettings;
 
-  constructor(options: { root: string; db: Kysely<Tables>; now?: () => number; mergeBases?: MergeBases }) {
+  constructor(options: { root: string; db: Kysely<Tables>; now?: () => number; caches?: GitForgeCaches }) {
+    const { mergeBases, gitRefNames, gitBranchSettings } = options.caches ?? {};
     this.git = new GitForge({
       root: options.root,
-      ...(options.mergeBases === undefined ? {} : { mergeBases: options.mergeBases }),
+      ...(mergeBases === undefined ? {} : { mergeBases }),
+      ...(gitRefNames === undefined ? {} : { refNames: gitRefNames }),
     });
     this.#db = options.db;
     this.#now = options.now ?? Date.now;
+    this.#required = gitBranchSettings ?? new Lru(DEFAULT_BRANCH_SETTINGS);
   }
 
   /**
@@ -179,10 +194,7 @@ export class GitRepositoryForge implements RepositoryHostingForge {
     const value: RequiredStatuses = read.ok
       ? { serviceConfig: read.serviceConfig, branchProtection: null, flakeProtection: read.flakeProtection }
       : none;
-    if (head !== null) {
-      if (this.#required.size >= 1000) this.#required.clear();
-      this.#required.set(key, { head, value });
-    }
+    if (head !== null) this.#required.set(key, { head, value });
     return value;
   }
 

@@ -145,7 +145,7 @@ export function createForge(
     root: config.gitRoot,
     db: options.db,
     now: options.now ?? Date.now,
-    ...(options.mergeBases === undefined ? {} : { mergeBases: options.mergeBases }),
+    ...(options.caches === undefined ? {} : { caches: options.caches }),
   });
   const gh = config.github;
   const gitlab = gitlabOf(config, options.log);

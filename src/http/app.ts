@@ -11,7 +11,6 @@ import { ParserPool } from '../app/ingest/parsing/pool.ts';
 import { PageTokens } from '../app/page-token.ts';
 import type { Forge } from '../app/ports.ts';
 import { AuthThrottle } from '../app/throttle.ts';
-import { onTokenRevoked } from '../app/tokens.ts';
 import { UrlSigner } from '../app/url-signer.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -19,6 +18,7 @@ import { AppError } from '../domain/errors.ts';
 import { createForge } from '../forge/router.ts';
 import { getOrCreateSecret } from '../store/tenancy/secrets.ts';
 import { registerDashboard } from '../web/routes.ts';
+import { registerBodyChecks } from './body-checks.ts';
 import { registerIngestMetrics } from './ingest-metrics.ts';
 import { loggerOptions } from './logging.ts';
 import { authHook } from './plugins/auth.ts';
@@ -57,7 +57,6 @@ import { registerDeleteWebhook } from './routes/webhooks/delete.ts';
 import { registerWebhookDeliveries } from './routes/webhooks/deliveries.ts';
 import { registerListWebhooks } from './routes/webhooks/list.ts';
 import type { Api, RouteDeps } from './types.ts';
-import { findNul, nulError, wellFormedStrings } from './validation.ts';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -148,7 +147,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     burst: config.authFailBurst,
     maxAddresses: config.authFailAddresses,
   });
-  const stopRevocations = onTokenRevoked(database.db, () => caches.tokens.revoked());
   const ctx: AppContext = {
     db: database.db,
     config,
@@ -166,7 +164,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     urlSigner: new UrlSigner(await secret('signed_urls')),
     parseJunit: parsers.parse,
     ingestGate,
-    forge: options.forge ?? createForge(config, { db: database.db, now, mergeBases: caches.mergeBases }),
+    forge: options.forge ?? createForge(config, { db: database.db, now, caches }),
     isAccepting: () => accepting,
   };
 
@@ -204,27 +202,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook('preClose', async () => {
     accepting = false;
   });
-  app.addHook('onClose', () => {
-    stopRevocations();
-    return parsers.close();
-  });
+  app.addHook('onClose', () => parsers.close());
   registerErrorHandling(app, config.bodyLimitBytes);
-  app.addHook('preValidation', (request, _reply, done) => {
-    for (const [part, value] of [
-      ['$', request.body],
-      ['query', request.query],
-      ['params', request.params],
-    ] as const) {
-      if (Buffer.isBuffer(value) || typeof (value as { pipe?: unknown } | null)?.pipe === 'function')
-        continue;
-      const nul = findNul(value, part);
-      if (nul !== undefined) return done(nulError(nul));
-      // Objects are changed in place; only a body that is a string itself is replaced.
-      const wellFormed = wellFormedStrings(value);
-      if (part === '$') request.body = wellFormed;
-    }
-    done();
-  });
+  // NUL refusal and surrogate repair of every request's strings; clean JSON bodies are not walked.
+  registerBodyChecks(app, caches.parsedBodies);
   const metrics = new Metrics({
     processMetrics: options.processMetrics ?? false,
     ingestGate,

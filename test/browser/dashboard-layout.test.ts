@@ -6,15 +6,21 @@
 // its longest word allows), no table is wider than its box at 1280 px, the Status column keeps its
 // room, and the page is never wider than the screen. The settings form is also used as a person
 // would, without scripts. Screenshots go to the artifacts' screenshots/layout-*.png (support.ts).
-import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { type Server, startServer } from '../../src/main.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { junitXml, multipart } from '../support/upload.ts';
-import { CHROMIUM, freePort, MEASURE, type Measure, SCREENSHOTS, SKIP_REASON } from './support.ts';
+import {
+  browserAvailable,
+  CHROMIUM,
+  type LoopbackServer,
+  MEASURE,
+  type Measure,
+  openBrowser,
+  SCREENSHOTS,
+  SKIP_REASON,
+  startLoopbackServer,
+  uploadReport,
+} from './support.ts';
 
 const TOKEN = 'ml_browser_layout_token_0123456789abcdef';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
@@ -23,17 +29,15 @@ const LONG_CLASS =
   'com.example.payments.integration.checkout.RefundWorkflowEndToEndSpecificationWithRetriesAndIdempotencyKeysAcrossRegions';
 
 describe('dashboard tables in a browser', () => {
-  let db: TestDatabase | undefined;
-  let server: Server | undefined;
+  let live: LoopbackServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
   let url: string;
 
-  const uploadResults = async (
-    cases: { name: string; classname?: string; file?: string; fail?: string | false; time?: number }[],
-    sha: string,
-  ) => {
-    const body = multipart(
+  const uploadResults = (cases: Parameters<typeof uploadReport>[3], sha: string) =>
+    uploadReport(
+      { url },
+      TOKEN,
       {
         repo: REPO,
         org_url_slug: 'acme',
@@ -42,39 +46,13 @@ describe('dashboard tables in a browser', () => {
         pr_number: 3,
         codeowners: '* @acme/web-team\n/src/payments/ @acme/payments-and-refunds-team\n',
       },
-      [{ name: 'r.xml', content: junitXml(cases) }],
+      cases,
     );
-    const res = await fetch(`${url}/v1/test-results/upload`, {
-      method: 'POST',
-      headers: { 'x-api-token': TOKEN, 'content-type': body.contentType },
-      body: body.payload,
-    });
-    expect(res.status, await res.text()).toBe(200);
-  };
 
   beforeAll(async () => {
-    if (CHROMIUM === undefined) {
-      if (process.env['CI']) throw new Error(`CI must run the browser tests: ${SKIP_REASON}`);
-      return;
-    }
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    db = await createTestDatabase();
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    server = await startServer(
-      loadConfig({
-        ...db.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        MAINLINE_PUBLIC_URL: url,
-        LOG_LEVEL: 'silent',
-        MAINLINE_RATE_LIMIT: '0',
-        MAINLINE_HEALTH_SWEEP_SECONDS: '0',
-        MAINLINE_WEBHOOK_POLL_MS: '0',
-        MAINLINE_BOOTSTRAP_ORG: 'acme',
-        MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
-      }),
-    );
+    if (!browserAvailable()) return;
+    live = await startLoopbackServer(TOKEN);
+    url = live.url;
     // Flaky (fails, then passes on the same commit): one with a very long classname and file.
     for (const [sha, fail] of [
       ['bb01', 'TimeoutError: 5000 ms'],
@@ -103,8 +81,7 @@ describe('dashboard tables in a browser', () => {
         sha,
       );
     }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    ({ browser, page } = await openBrowser());
     await page.goto(`${url}/login`);
     await page.getByLabel('API token').fill(TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -113,8 +90,7 @@ describe('dashboard tables in a browser', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await db?.cleanup();
+    await live?.close();
   });
 
   if (CHROMIUM === undefined && !process.env['CI']) {

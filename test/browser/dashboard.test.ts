@@ -7,32 +7,31 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { type Server, startServer } from '../../src/main.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { junitXml, multipart } from '../support/upload.ts';
-import { CHROMIUM, freePort, MEASURE, type Measure, SCREENSHOTS, SKIP_REASON } from './support.ts';
+import { gitEnv as gitEnvOf } from '../support/git-fixture.ts';
+import {
+  browserAvailable,
+  CHROMIUM,
+  type LoopbackServer,
+  MEASURE,
+  type Measure,
+  openBrowser,
+  SCREENSHOTS,
+  SKIP_REASON,
+  startLoopbackServer,
+  uploadReport,
+} from './support.ts';
 
 const TOKEN = 'ml_browser_test_token_0123456789abcdef';
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const SCOPE = { repo: REPO, org_url_slug: 'acme' };
 const BASE = '/acme/repos/github.com/acme/web';
 
-const gitEnv = {
-  PATH: process.env['PATH'],
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Dev',
-  GIT_AUTHOR_EMAIL: 'dev@example.com',
-  GIT_COMMITTER_NAME: 'Dev',
-  GIT_COMMITTER_EMAIL: 'dev@example.com',
-};
+const gitEnv = gitEnvOf({ name: 'Dev', email: 'dev@example.com' });
 
 describe('the dashboard in a browser', () => {
-  let db: TestDatabase | undefined;
-  let server: Server | undefined;
+  let live: LoopbackServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
   let root: string;
@@ -48,11 +47,10 @@ describe('the dashboard in a browser', () => {
     expect(res.status, `${endpoint}: ${text}`).toBe(200);
     return text === '' ? {} : JSON.parse(text);
   };
-  const uploadResults = async (
-    cases: { name: string; file?: string; fail?: string | false }[],
-    meta: Record<string, unknown>,
-  ) => {
-    const body = multipart(
+  const uploadResults = (cases: Parameters<typeof uploadReport>[3], meta: Record<string, unknown>) =>
+    uploadReport(
+      { url },
+      TOKEN,
       {
         repo: REPO,
         org_url_slug: 'acme',
@@ -60,15 +58,8 @@ describe('the dashboard in a browser', () => {
         codeowners: '* @acme/web-team\n/src/payments/ @acme/payments\n',
         ...meta,
       },
-      [{ name: 'r.xml', content: junitXml(cases) }],
+      cases,
     );
-    const res = await fetch(`${url}/v1/test-results/upload`, {
-      method: 'POST',
-      headers: { 'x-api-token': TOKEN, 'content-type': body.contentType },
-      body: body.payload,
-    });
-    expect(res.status, await res.text()).toBe(200);
-  };
   const git = (cwd: string, ...args: string[]) =>
     execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' }).trim();
   const shot = (name: string) =>
@@ -168,32 +159,14 @@ describe('the dashboard in a browser', () => {
   }
 
   beforeAll(async () => {
-    if (CHROMIUM === undefined) {
-      if (process.env['CI']) throw new Error(`CI must run the browser tests: ${SKIP_REASON}`);
-      return;
-    }
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    if (!browserAvailable()) return;
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-browser-'));
-    db = await createTestDatabase();
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    server = await startServer(
-      loadConfig({
-        ...db.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        MAINLINE_PUBLIC_URL: url,
-        LOG_LEVEL: 'silent',
-        MAINLINE_RATE_LIMIT: '0',
-        MAINLINE_GIT_ROOT: path.join(root, 'repos'),
-        MAINLINE_QUEUE_POLL_MS: '100',
-        MAINLINE_HEALTH_SWEEP_SECONDS: '0',
-        MAINLINE_WEBHOOK_POLL_MS: '0',
-        MAINLINE_WEBHOOK_ALLOW_PRIVATE: '1',
-        MAINLINE_BOOTSTRAP_ORG: 'acme',
-        MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
-      }),
-    );
+    live = await startLoopbackServer(TOKEN, {
+      MAINLINE_GIT_ROOT: path.join(root, 'repos'),
+      MAINLINE_QUEUE_POLL_MS: '100',
+      MAINLINE_WEBHOOK_ALLOW_PRIVATE: '1',
+    });
+    url = live.url;
     // Flaky tests: each fails, then passes on the same commit.
     for (const [name, file, sha] of [
       ['test_login', 'src/auth/login.test.ts', 'aa01'],
@@ -212,14 +185,12 @@ describe('the dashboard in a browser', () => {
       });
     }
     await seedQueue();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    ({ browser, page } = await openBrowser());
   }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await db?.cleanup();
+    await live?.close();
     if (root !== undefined) fs.rmSync(root, { recursive: true, force: true });
   });
 

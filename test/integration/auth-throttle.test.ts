@@ -86,7 +86,7 @@ describe('failed authentications per client address', () => {
     expect((await getRepo(token, address)).statusCode).toBe(200);
     for (let i = 0; i < 3; i++) expect((await getRepo(`bad-${i}`, address)).statusCode).toBe(401);
     expect((await getRepo(token, address)).statusCode).toBe(200);
-    await revokeToken(t.db.database.db, await apiTokenId(t, token), clock);
+    await revokeToken(t.db.database.db, await apiTokenId(t, token), clock, t.caches.tokens);
     expect((await getRepo(token, address)).json().error.code).toBe('INVALID_TOKEN');
     expect((await getRepo(token, address)).statusCode).toBe(429);
   });

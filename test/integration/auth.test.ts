@@ -41,7 +41,7 @@ describe('authentication and tenancy', () => {
   it('refuses a revoked token at once', async () => {
     const token = await t.token('acme');
     expect((await t.post('/v1/repositories/get', { repo: REPO }, token)).statusCode).toBe(200);
-    await revokeToken(t.db.database.db, await apiTokenId(t, token), Date.now());
+    await revokeToken(t.db.database.db, await apiTokenId(t, token), Date.now(), t.caches.tokens);
     const res = await t.post('/v1/repositories/get', { repo: REPO }, token);
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('INVALID_TOKEN');

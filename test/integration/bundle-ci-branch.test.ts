@@ -4,6 +4,7 @@
 // the dashboard's failure samples show it.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
+import { signIn } from '../support/dashboard.ts';
 import { uploadOf } from '../support/reads.ts';
 import { putBundle, tenantBundle } from '../support/seed.ts';
 import { junitXml } from '../support/upload.ts';
@@ -16,14 +17,7 @@ describe('a CI pull-request bundle is stored under the PR’s branch, from the e
   let cookie: string;
 
   beforeAll(async () => {
-    const login = await t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({ token: t.orgToken }).toString(),
-    });
-    expect(login.statusCode, login.body).toBe(303);
-    cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    cookie = await signIn(t, t.orgToken);
   });
 
   /** PUTs a bundle whose git branch is the merge ref, with these envs; answers the stored upload row. */

@@ -39,7 +39,7 @@ describe('PUT /v1/metrics/bundle-uploads/:id safety', () => {
   it('refuses the PUT of a URL whose token was revoked with 401, before decoding, and stores nothing', async () => {
     const issued = await createToken(t.db.database.db, { orgSlug: 'acme', name: 'ci', now: Date.now() });
     const url = await signedUrl(issued.token);
-    await revokeToken(t.db.database.db, issued.id, Date.now());
+    await revokeToken(t.db.database.db, issued.id, Date.now(), t.caches.tokens);
     const [uploads, tests, before] = [await uploadCount(t), (await storedTestNames(t)).length, stats()];
     const res = await putBundle(t, url, await bundle('revoked_test'));
     expect(res.statusCode, res.body).toBe(401);

@@ -3,8 +3,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type RunningServer, runCli, startServerProcess } from '../support/process.ts';
+import { runCli } from '../support/process.ts';
+import { useServerProcess } from '../support/use-server-process.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const PASSING = path.join(FIXTURES, '02-trunk-analytics-cli-googletest-pass-retry.xml');
@@ -30,27 +30,15 @@ function runnerThatWrites(fixture: string, report: string, code: number): string
 }
 
 describe('mainline upload and mainline test against a real server', () => {
-  let db: TestDatabase;
-  let server: RunningServer;
+  const server = useServerProcess({ org: ORG, token: TOKEN });
   let work: string;
   let client: Record<string, string>;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    server = await startServerProcess({
-      ...db.env,
-      MAINLINE_BOOTSTRAP_ORG: ORG,
-      MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
-      MAINLINE_RATE_LIMIT: '0',
-    });
+  beforeAll(() => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-cli-upload-'));
-    client = { MAINLINE_URL: server.url, MAINLINE_TOKEN: TOKEN, MAINLINE_ORG: ORG };
+    client = server.clientEnv;
   });
-  afterAll(async () => {
-    await server?.stop();
-    fs.rmSync(work, { recursive: true, force: true });
-    await db?.cleanup();
-  });
+  afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
   const repoFlags = ['--repo', 'github.com/acme/web', '--branch', 'main', '--sha', SHA];
 
@@ -120,10 +108,8 @@ describe('mainline upload and mainline test against a real server', () => {
     const res = await runCli(['upload', '--junit', PASSING, '--json'], env);
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout).repo).toEqual({ host: 'github.com', owner: 'acme', name: 'from-actions' });
-    const get = await fetch(`${server.url}/v1/repositories/get`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-token': TOKEN },
-      body: JSON.stringify({ repo: { host: 'github.com', owner: 'acme', name: 'from-actions' } }),
+    const get = await server.post('/v1/repositories/get', {
+      repo: { host: 'github.com', owner: 'acme', name: 'from-actions' },
     });
     expect(get.status).toBe(200);
   });

@@ -1,66 +1,12 @@
 // Issue 28: monitors added and removed in the dashboard, through update-repository-settings' schema
 // and use case (the API's checks and messages; every test re-evaluated, its status changes in its
 // history as the API records them), CSRF-protected, for the session's organization only.
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { formsOf, getPage, postForm, signIn } from '../support/dashboard.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const BASE = '/acme/repos/github.com/acme/web';
-
-async function signIn(t: TestApp, token: string): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: FORM,
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(303);
-  return String(res.headers['set-cookie']).split(';')[0] as string;
-}
-
-const get = (t: TestApp, url: string, cookie: string): Promise<LightMyRequestResponse> =>
-  t.app.inject({ method: 'GET', url, headers: { cookie } });
-
-const post = (t: TestApp, url: string, cookie: string, form: Record<string, string>) =>
-  t.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...FORM, cookie },
-    payload: new URLSearchParams(form).toString(),
-  });
-
-const unhtml = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-
-/** The fields of the page's settings forms, as a browser posts them: [0] the settings, then the add forms. */
-function formsOf(body: string): Record<string, string>[] {
-  return [...body.matchAll(/<form method="post" action="[^"]*\/settings"[\s\S]*?<\/form>/g)].map(([form]) => {
-    const out: Record<string, string> = {};
-    for (const m of form.matchAll(/<input ([^>]*)>/g)) {
-      const attrs = m[1] ?? '';
-      const name = attrs.match(/name="([^"]+)"/)?.[1];
-      const value = unhtml(attrs.match(/value="([^"]*)"/)?.[1] ?? '');
-      if (name === undefined) continue;
-      if (!attrs.includes('type="checkbox"') || /\bchecked\b/.test(attrs)) out[name] = value;
-    }
-    for (const m of form.matchAll(/<select [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/select>/g)) {
-      const selected = (m[2] ?? '').match(/<option value="([^"]*)" selected>/)?.[1];
-      if (selected !== undefined) out[m[1] as string] = selected;
-    }
-    for (const m of form.matchAll(/<textarea [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) {
-      out[m[1] as string] = unhtml(m[2] ?? '');
-    }
-    return out;
-  });
-}
 
 describe('monitors added and removed in the dashboard', () => {
   let t: TestApp;
@@ -77,7 +23,7 @@ describe('monitors added and removed in the dashboard', () => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json().settings;
   };
-  const forms = async () => formsOf((await get(t, `${BASE}/settings`, cookie)).body);
+  const forms = async () => formsOf((await getPage(t, `${BASE}/settings`, cookie)).body);
 
   beforeAll(async () => {
     t = await buildTestApp();
@@ -109,7 +55,7 @@ describe('monitors added and removed in the dashboard', () => {
     const [, rate] = await forms();
     expect(rate?.['_action']).toBe('add_failure_rate');
     expect(rate?.['_csrf']).toMatch(/.{20,}/);
-    const res = await post(t, `${BASE}/settings`, cookie, {
+    const res = await postForm(t, `${BASE}/settings`, cookie, {
       ...rate,
       'new_rate.id': 'nightly-flaky',
       'new_rate.name': 'Nightly: 20% over a week',
@@ -133,7 +79,7 @@ describe('monitors added and removed in the dashboard', () => {
         branches: ['main', 'nightly/*'],
       },
     ]);
-    const page = (await get(t, `${BASE}/settings?updated=monitor-added`, cookie)).body;
+    const page = (await getPage(t, `${BASE}/settings?updated=monitor-added`, cookie)).body;
     expect(page).toContain('Monitor added.');
     expect(formsOf(page)[0]?.['monitors.failure_rate.0.id']).toBe('nightly-flaky');
   });
@@ -142,7 +88,7 @@ describe('monitors added and removed in the dashboard', () => {
     const before = await apiSettings();
     const [, , count] = await forms();
     expect(count?.['_action']).toBe('add_failure_count');
-    const badNumber = await post(t, `${BASE}/settings`, cookie, {
+    const badNumber = await postForm(t, `${BASE}/settings`, cookie, {
       ...count,
       'new_count.id': 'on-main',
       'new_count.failure_count': '0',
@@ -154,7 +100,7 @@ describe('monitors added and removed in the dashboard', () => {
     );
     // As typed, in the form that was posted.
     expect(formsOf(badNumber.body)[2]?.['new_count.id']).toBe('on-main');
-    const duplicate = await post(t, `${BASE}/settings`, cookie, {
+    const duplicate = await postForm(t, `${BASE}/settings`, cookie, {
       ...count,
       'new_count.id': 'default-broken',
     });
@@ -166,7 +112,7 @@ describe('monitors added and removed in the dashboard', () => {
   it('removes a monitor ticked for removal; the test it marked is re-evaluated and its history says why', async () => {
     const [settings] = await forms();
     expect(settings?.['monitors.failure_count.0.id']).toBe('default-broken');
-    const res = await post(t, `${BASE}/settings`, cookie, {
+    const res = await postForm(t, `${BASE}/settings`, cookie, {
       ...settings,
       'monitors.failure_count.0.remove': 'on',
     });
@@ -190,18 +136,18 @@ describe('monitors added and removed in the dashboard', () => {
     const before = await apiSettings();
     const [settings, rate] = await forms();
     const { _csrf: _a, ...noCsrf } = rate ?? {};
-    const refused = await post(t, `${BASE}/settings`, cookie, { ...noCsrf, 'new_rate.id': 'x1' });
+    const refused = await postForm(t, `${BASE}/settings`, cookie, { ...noCsrf, 'new_rate.id': 'x1' });
     expect(refused.statusCode).toBe(403);
-    const removal = await post(t, `${BASE}/settings`, cookie, {
+    const removal = await postForm(t, `${BASE}/settings`, cookie, {
       ...settings,
       _csrf: 'forged',
       'monitors.failure_rate.0.remove': 'on',
     });
     expect(removal.statusCode).toBe(403);
     const other = await signIn(t, await t.token('globex'));
-    const otherForms = formsOf((await get(t, '/globex', other)).body);
+    const otherForms = formsOf((await getPage(t, '/globex', other)).body);
     expect(otherForms).toEqual([]);
-    const theirs = await post(t, `${BASE}/settings`, other, { ...rate, 'new_rate.id': 'x2' });
+    const theirs = await postForm(t, `${BASE}/settings`, other, { ...rate, 'new_rate.id': 'x2' });
     expect(theirs.statusCode).toBe(404);
     expect(await apiSettings()).toEqual(before);
   });

@@ -1,39 +1,17 @@
 // Issue 28: the queue page's charts (merged per hour, time in queue p50/p95, failures and flakes),
 // server-rendered SVG from the queue's finished PRs and runs (live and archived) and its
 // flake-protection judgements, over the last 24 hours (hourly) or 7 and 30 days (daily).
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartsOf, HOUR_MS, hourFigures, percentile } from '../../src/app/dashboard/queue-charts.ts';
 import { REPO } from '../support/app.ts';
+import { chartName, getPage, signIn } from '../support/dashboard.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { queueArchiveRows, queuePrRows } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const base = '/acme/repos/github.com/acme/web';
-
-async function signIn(s: GitScenario): Promise<string> {
-  const res = await s.t.app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: FORM,
-    payload: new URLSearchParams({ token: s.token }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(303);
-  return String(res.headers['set-cookie']).split(';')[0] as string;
-}
-
-const get = (s: GitScenario, url: string, cookie: string): Promise<LightMyRequestResponse> =>
-  s.t.app.inject({ method: 'GET', url, headers: { cookie } });
-
-/** The accessible name of the chart with this id. */
-function chartLabel(body: string, id: string): string {
-  const m = body.match(new RegExp(`<svg id="${id}"[^>]*aria-label="([^"]*)"`));
-  expect(m, id).not.toBeNull();
-  return m?.[1] ?? '';
-}
 
 /** The 24 hourly figures of a series in a chart's name ("…: 0, 1, 0; …"). */
 function series(label: string, after: string): string[] {
@@ -92,28 +70,28 @@ describe('the queue page charts', () => {
     await runCi(3, [{ name: 'test_ok' }], 'success');
     expect((await s.pr(3)).state).toBe('merged');
     s.clock = start + 3 * HOUR + 15 * MIN;
-    cookie = await signIn(s);
+    cookie = await signIn(s.t, s.token);
   }, 180_000);
   afterAll(() => s.close());
 
   it('shows merged per hour, time in queue and failures and flakes of the last 24 hours, hour by hour', async () => {
-    const res = await get(s, `${base}/queues/main`, cookie);
+    const res = await getPage(s.t, `${base}/queues/main`, cookie);
     expect(res.statusCode).toBe(200);
     const body = res.body;
     // After the queue, the runs and the finished PRs; before the folded settings.
     expect(body.indexOf('<h2>Recently finished</h2>')).toBeLessThan(body.indexOf('id="queue-charts"'));
     expect(body.indexOf('id="queue-charts"')).toBeLessThan(body.indexOf('<details id="queue-settings">'));
     // 24 hours, the last is 12:00 (now 12:15): 09:00 is index 20, 11:00 index 22.
-    const merged = chartLabel(body, 'chart-merged');
+    const merged = chartName(body, 'chart-merged');
     expect(merged).toContain('hourly from 13:00 UTC');
     const perHour = series(merged, 'hourly from 13:00 UTC: ');
     expect(perHour).toHaveLength(24);
     expect(perHour.slice(19)).toEqual(['0', '1', '0', '1', '0']);
     expect(merged).toContain('2 in all');
-    const failures = chartLabel(body, 'chart-failures');
+    const failures = chartName(body, 'chart-failures');
     expect(series(failures, 'hourly from 13:00 UTC: ').slice(19)).toEqual(['0', '0', '0', '1', '0']);
     expect(series(failures, 'flaky failures: ').slice(19)).toEqual(['0', '1', '0', '0', '0']);
-    const waits = chartLabel(body, 'chart-time-in-queue');
+    const waits = chartName(body, 'chart-time-in-queue');
     const p50 = series(waits, 'hourly from 13:00 UTC: p50 ');
     expect(p50.slice(0, 20).every((v) => v === 'none')).toBe(true);
     expect(p50[22]).toMatch(/^3\d min$/);
@@ -126,7 +104,7 @@ describe('the queue page charts', () => {
   });
 
   it('overview: each queue with its state, depth and PRs merged in 24 hours (live and archived)', async () => {
-    const body = (await get(s, '/acme', cookie)).body;
+    const body = (await getPage(s.t, '/acme', cookie)).body;
     expect(body).toMatch(
       /<a href="[^"]+\/queues\/main" class="mono">main<\/a> <span class="badge[^"]*">[^<]+<\/span> <span class="muted">0 PRs in the queue · 2 merged in 24 h<\/span>/,
     );
@@ -140,14 +118,12 @@ describe('the queue page charts', () => {
     expect((await queuePrRows(s.t)).map((r) => r.number)).not.toContain(1);
     s.clock = start + 24 * HOUR + 30 * MIN;
     // A session lasts 12 hours: sign in again.
-    const later = (await get(s, `${base}/queues/main`, await signIn(s))).body;
+    const later = (await getPage(s.t, `${base}/queues/main`, await signIn(s.t, s.token))).body;
     // Now 09:30 the next day: the window starts at 10:00; only 11:00's figures remain (index 1).
-    const merged = series(chartLabel(later, 'chart-merged'), 'hourly from 10:00 UTC: ');
+    const merged = series(chartName(later, 'chart-merged'), 'hourly from 10:00 UTC: ');
     expect(merged.slice(0, 3)).toEqual(['0', '1', '0']);
-    expect(chartLabel(later, 'chart-merged')).toContain('1 in all');
-    expect(series(chartLabel(later, 'chart-failures'), 'flaky failures: ').every((v) => v === '0')).toBe(
-      true,
-    );
+    expect(chartName(later, 'chart-merged')).toContain('1 in all');
+    expect(series(chartName(later, 'chart-failures'), 'flaky failures: ').every((v) => v === '0')).toBe(true);
     s.clock = start + 3 * HOUR + 15 * MIN;
   });
 
@@ -158,47 +134,39 @@ describe('the queue page charts', () => {
       .selectAll()
       .execute();
     expect(stored.length).toBeGreaterThanOrEqual(24);
+    /** Edits the stored first hour to 7 merged, computed at `computedAt`; the page's figures for it and the hour before. */
+    const editedFirstHour = async (computedAt: number) => {
+      await db
+        .updateTable('queue_chart_hours' as never)
+        .set({ merged: 7, computed_at: computedAt } as never)
+        .where('hour' as never, '=', start as never)
+        .execute();
+      const body = (await getPage(s.t, `${base}/queues/main`, cookie)).body;
+      return series(chartName(body, 'chart-merged'), 'hourly from 13:00 UTC: ').slice(19, 21);
+    };
     // An hour computed long after it ended is final: the page shows it as stored, even if edited.
-    await db
-      .updateTable('queue_chart_hours' as never)
-      .set({ merged: 7, computed_at: start + 10 * HOUR } as never)
-      .where('hour' as never, '=', start as never)
-      .execute();
-    const body = (await get(s, `${base}/queues/main`, cookie)).body;
-    expect(series(chartLabel(body, 'chart-merged'), 'hourly from 13:00 UTC: ').slice(19, 21)).toEqual([
-      '0',
-      '7',
-    ]);
+    expect(await editedFirstHour(start + 10 * HOUR)).toEqual(['0', '7']);
     // One not final yet (computed within 3 hours of its end) is computed again after a minute.
-    await db
-      .updateTable('queue_chart_hours' as never)
-      .set({ merged: 7, computed_at: start + 2 * HOUR } as never)
-      .where('hour' as never, '=', start as never)
-      .execute();
-    const again = (await get(s, `${base}/queues/main`, cookie)).body;
-    expect(series(chartLabel(again, 'chart-merged'), 'hourly from 13:00 UTC: ').slice(19, 21)).toEqual([
-      '0',
-      '1',
-    ]);
+    expect(await editedFirstHour(start + 2 * HOUR)).toEqual(['0', '1']);
   });
 
   it('counts the run failed by a flaky test in the impact figures: overview, repository and durations pages', async () => {
-    expect((await get(s, '/acme', cookie)).body).toContain(
+    expect((await getPage(s.t, '/acme', cookie)).body).toContain(
       '<dt>Queue runs failed by flakes, 7 d</dt><dd>1</dd>',
     );
-    expect((await get(s, base, cookie)).body).toContain('1 merge-queue run failed by flaky tests.');
-    const durations = (await get(s, `${base}/durations`, cookie)).body;
-    expect(series(chartLabel(durations, 'chart-flaky-runs'), 'daily from Oct 4 (UTC): ').at(-1)).toBe('1');
+    expect((await getPage(s.t, base, cookie)).body).toContain('1 merge-queue run failed by flaky tests.');
+    const durations = (await getPage(s.t, `${base}/durations`, cookie)).body;
+    expect(series(chartName(durations, 'chart-flaky-runs'), 'daily from Oct 4 (UTC): ').at(-1)).toBe('1');
   });
 
   it('shows 7 and 30 days day by day, from the same hours, beyond the 24-hour view', async () => {
-    const week = (await get(s, `${base}/queues/main?charts=7d`, cookie)).body;
+    const week = (await getPage(s.t, `${base}/queues/main?charts=7d`, cookie)).body;
     expect(week).toContain('<h2 id="queue-charts">Last 7 days</h2>');
     expect(week).toContain(`<a href="${base}/queues/main?charts=30d#queue-charts">30 days</a>`);
     expect(week).toContain(
       `<a href="${base}/queues/main?charts=7d#queue-charts" aria-current="page">7 days</a>`,
     );
-    const merged = chartLabel(week, 'chart-merged');
+    const merged = chartName(week, 'chart-merged');
     expect(series(merged, 'last 7 days, daily from Oct 27 (UTC): ')).toEqual([
       '0',
       '0',
@@ -208,17 +176,17 @@ describe('the queue page charts', () => {
       '0',
       '2',
     ]);
-    const failures = chartLabel(week, 'chart-failures');
+    const failures = chartName(week, 'chart-failures');
     expect(series(failures, 'daily from Oct 27 (UTC): ').at(-1)).toBe('1');
     expect(series(failures, 'flaky failures: ').at(-1)).toBe('1');
-    expect(series(chartLabel(week, 'chart-time-in-queue'), ' p95 ').at(-1)).toMatch(/^3\d min$/);
+    expect(series(chartName(week, 'chart-time-in-queue'), ' p95 ').at(-1)).toMatch(/^3\d min$/);
     // Three days on, the 24-hour view is empty; the day views still hold November 2.
     s.clock = start + 3 * 24 * HOUR + HOUR;
-    const later = await signIn(s);
-    const day = (await get(s, `${base}/queues/main`, later)).body;
-    expect(chartLabel(day, 'chart-merged')).toContain('0 in all');
-    const again = (await get(s, `${base}/queues/main?charts=7d`, later)).body;
-    expect(series(chartLabel(again, 'chart-merged'), 'daily from Oct 30 (UTC): ')).toEqual([
+    const later = await signIn(s.t, s.token);
+    const day = (await getPage(s.t, `${base}/queues/main`, later)).body;
+    expect(chartName(day, 'chart-merged')).toContain('0 in all');
+    const again = (await getPage(s.t, `${base}/queues/main?charts=7d`, later)).body;
+    expect(series(chartName(again, 'chart-merged'), 'daily from Oct 30 (UTC): ')).toEqual([
       '0',
       '0',
       '0',
@@ -227,8 +195,8 @@ describe('the queue page charts', () => {
       '0',
       '0',
     ]);
-    const month = (await get(s, `${base}/queues/main?charts=30d`, later)).body;
-    const perDay = series(chartLabel(month, 'chart-merged'), 'last 30 days, daily from Oct 7 (UTC): ');
+    const month = (await getPage(s.t, `${base}/queues/main?charts=30d`, later)).body;
+    const perDay = series(chartName(month, 'chart-merged'), 'last 30 days, daily from Oct 7 (UTC): ');
     expect(perDay).toHaveLength(30);
     expect(perDay[26]).toBe('2');
     expect(perDay.filter((v) => v !== '0')).toEqual(['2']);
@@ -236,15 +204,8 @@ describe('the queue page charts', () => {
   });
 
   it('is a page of the caller’s organization only', async () => {
-    const other = await s.t.token('globex');
-    const res = await s.t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: FORM,
-      payload: new URLSearchParams({ token: other }).toString(),
-    });
-    const theirs = String(res.headers['set-cookie']).split(';')[0] as string;
-    expect((await get(s, `${base}/queues/main`, theirs)).statusCode).toBe(404);
+    const theirs = await signIn(s.t, await s.t.token('globex'));
+    expect((await getPage(s.t, `${base}/queues/main`, theirs)).statusCode).toBe(404);
   });
 });
 

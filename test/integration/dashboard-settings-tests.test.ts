@@ -3,67 +3,13 @@
 // a refused value is shown beside its field with the API's message and changes nothing; another
 // organization gets the 404 page; a post without the CSRF token is refused), and the all-tests list
 // (search by name, classname or file; code owner; file; pages), linked from the repository page.
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { formOf, getPage, postForm, signIn } from '../support/dashboard.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 const BASE = '/acme/repos/github.com/acme/web';
-
-async function signIn(t: TestApp, token: string): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: FORM,
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(303);
-  return String(res.headers['set-cookie']).split(';')[0] as string;
-}
-
-const get = (t: TestApp, url: string, cookie: string): Promise<LightMyRequestResponse> =>
-  t.app.inject({ method: 'GET', url, headers: { cookie } });
-
-const post = (t: TestApp, url: string, cookie: string, form: Record<string, string>) =>
-  t.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...FORM, cookie },
-    payload: new URLSearchParams(form).toString(),
-  });
-
-/** Every named field of the page's settings form (a select: its selected option) with its value, as a browser would post it. */
-function formOf(body: string): Record<string, string> {
-  const form = body.match(/<form method="post" action="[^"]*\/settings"[\s\S]*?<\/form>/)?.[0] ?? '';
-  const out: Record<string, string> = {};
-  const unhtml = (s: string) =>
-    s
-      .replace(/&quot;/g, '"')
-      .replace(/&#39;/g, "'")
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&amp;/g, '&');
-  for (const m of form.matchAll(/<input ([^>]*)>/g)) {
-    const attrs = m[1] ?? '';
-    const name = attrs.match(/name="([^"]+)"/)?.[1];
-    const value = unhtml(attrs.match(/value="([^"]*)"/)?.[1] ?? '');
-    if (name === undefined) continue;
-    if (attrs.includes('type="checkbox"')) {
-      if (/\bchecked\b/.test(attrs)) out[name] = value;
-    } else out[name] = value;
-  }
-  for (const m of form.matchAll(/<select [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/select>/g)) {
-    const selected = (m[2] ?? '').match(/<option value="([^"]*)" selected>/)?.[1];
-    if (selected !== undefined) out[m[1] as string] = selected;
-  }
-  for (const m of form.matchAll(/<textarea [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) {
-    out[m[1] as string] = unhtml(m[2] ?? '');
-  }
-  return out;
-}
 
 describe('settings and monitors in the dashboard', () => {
   let t: TestApp;
@@ -94,9 +40,9 @@ describe('settings and monitors in the dashboard', () => {
   afterAll(() => t.close());
 
   it('shows the settings as the API has them, linked from the repository page', async () => {
-    const repoPage = await get(t, BASE, cookie);
+    const repoPage = await getPage(t, BASE, cookie);
     expect(repoPage.body).toContain(`href="${BASE}/settings"`);
-    const res = await get(t, `${BASE}/settings`, cookie);
+    const res = await getPage(t, `${BASE}/settings`, cookie);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('<h1>Settings · github.com/acme/web</h1>');
     const api = await apiSettings();
@@ -117,13 +63,13 @@ describe('settings and monitors in the dashboard', () => {
 
   it('saves a change made in the form, and the API then answers it', async () => {
     const before = await apiSettings();
-    const form = formOf((await get(t, `${BASE}/settings`, cookie)).body);
+    const form = formOf((await getPage(t, `${BASE}/settings`, cookie)).body);
     form['monitors.pass_on_retry.recovery_days'] = '9';
     form['monitors.failure_count.0.failure_count'] = '6';
     form['monitors.failure_count.0.branches'] = 'main\r\nrelease/*\r\n';
     form['ticket_url_template'] = 'https://issues.example/browse/{id}';
     delete form['auto_quarantine_flaky'];
-    const res = await post(t, `${BASE}/settings`, cookie, form);
+    const res = await postForm(t, `${BASE}/settings`, cookie, form);
     expect(res.statusCode, res.body).toBe(303);
     expect(res.headers.location).toBe(`${BASE}/settings?updated=settings`);
     const after = await apiSettings();
@@ -137,17 +83,17 @@ describe('settings and monitors in the dashboard', () => {
     expect(after.auto_quarantine_flaky).toBe(false);
     expect(after.quarantining_enabled).toBe(before.quarantining_enabled);
     expect(after.monitors.failure_rate).toEqual(before.monitors.failure_rate);
-    const shown = await get(t, `${BASE}/settings?updated=settings`, cookie);
+    const shown = await getPage(t, `${BASE}/settings?updated=settings`, cookie);
     expect(shown.body).toContain('Settings saved.');
     expect(formOf(shown.body)['monitors.pass_on_retry.recovery_days']).toBe('9');
   });
 
   it('refuses a bad value with the API message beside its field, and changes nothing', async () => {
     const before = await apiSettings();
-    const form = formOf((await get(t, `${BASE}/settings`, cookie)).body);
+    const form = formOf((await getPage(t, `${BASE}/settings`, cookie)).body);
     form['monitors.pass_on_retry.recovery_days'] = '99';
     form['monitors.failure_count.0.failure_count'] = '2';
-    const res = await post(t, `${BASE}/settings`, cookie, form);
+    const res = await postForm(t, `${BASE}/settings`, cookie, form);
     expect(res.statusCode).toBe(400);
     expect(res.body).toMatch(
       /id="s-monitors-pass_on_retry-recovery_days"[^>]*aria-invalid="true"[\s\S]{0,200}<p class="field-error"[^>]*>\$\.settings\.monitors\.pass_on_retry\.recovery_days must be a number &lt;= 15<\/p>/,
@@ -157,10 +103,10 @@ describe('settings and monitors in the dashboard', () => {
     expect(await apiSettings()).toEqual(before);
 
     // A rule of the policy (not of the schema): resolution shorter than the window.
-    const form2 = formOf((await get(t, `${BASE}/settings`, cookie)).body);
+    const form2 = formOf((await getPage(t, `${BASE}/settings`, cookie)).body);
     form2['monitors.failure_count.0.resolution_timeout_hours'] = '0.5';
     form2['monitors.failure_count.0.window_hours'] = '2';
-    const res2 = await post(t, `${BASE}/settings`, cookie, form2);
+    const res2 = await postForm(t, `${BASE}/settings`, cookie, form2);
     expect(res2.statusCode).toBe(400);
     expect(res2.body).toContain(
       '<p class="field-error" id="s-monitors-failure_count-0-resolution_timeout_hours-error">$.settings.monitors.failure_count[0].resolution_timeout_hours must be a number of hours at least as long as the window</p>',
@@ -191,9 +137,9 @@ describe('settings and monitors in the dashboard', () => {
 
   it('refuses a form shown before the monitors changed, rather than editing other monitors', async () => {
     const before = await apiSettings();
-    const form = formOf((await get(t, `${BASE}/settings`, cookie)).body);
+    const form = formOf((await getPage(t, `${BASE}/settings`, cookie)).body);
     form['monitors.failure_count.0.id'] = 'removed-meanwhile';
-    const res = await post(t, `${BASE}/settings`, cookie, form);
+    const res = await postForm(t, `${BASE}/settings`, cookie, form);
     expect(res.statusCode).toBe(409);
     expect(res.body).toContain('The monitors changed since this form was shown');
     expect(await apiSettings()).toEqual(before);
@@ -201,35 +147,30 @@ describe('settings and monitors in the dashboard', () => {
 
   it("gives another organization's session the 404 page, for the form and its post", async () => {
     const before = await apiSettings();
-    const page = await get(t, `${BASE}/settings`, otherCookie);
+    const page = await getPage(t, `${BASE}/settings`, otherCookie);
     expect(page.statusCode).toBe(404);
-    const unknown = await get(t, '/globex/repos/github.com/acme/nope/settings', otherCookie);
+    const unknown = await getPage(t, '/globex/repos/github.com/acme/nope/settings', otherCookie);
     expect(page.body).toBe(unknown.body);
-    const otherCsrf = formOf((await get(t, '/globex', otherCookie)).body)['_csrf'] ?? '';
-    const form = formOf((await get(t, `${BASE}/settings`, cookie)).body);
+    const otherCsrf = formOf((await getPage(t, '/globex', otherCookie)).body)['_csrf'] ?? '';
+    const form = formOf((await getPage(t, `${BASE}/settings`, cookie)).body);
     form['monitors.pass_on_retry.recovery_days'] = '3';
-    const res = await post(t, `${BASE}/settings`, otherCookie, { ...form, _csrf: otherCsrf });
+    const res = await postForm(t, `${BASE}/settings`, otherCookie, { ...form, _csrf: otherCsrf });
     expect(res.statusCode).toBe(404);
     expect(await apiSettings()).toEqual(before);
   });
 
   it('refuses a post without the CSRF token (or with a wrong one), and changes nothing', async () => {
     const before = await apiSettings();
-    const form = formOf((await get(t, `${BASE}/settings`, cookie)).body);
+    const form = formOf((await getPage(t, `${BASE}/settings`, cookie)).body);
     form['monitors.pass_on_retry.recovery_days'] = '3';
     const { _csrf, ...without } = form;
     for (const body of [without, { ...form, _csrf: 'forged' }]) {
-      const res = await post(t, `${BASE}/settings`, cookie, body);
+      const res = await postForm(t, `${BASE}/settings`, cookie, body);
       expect(res.statusCode).toBe(403);
       expect(res.body).toContain('Form refused');
     }
     // Without a session a post goes to the sign-in.
-    const anonymous = await t.app.inject({
-      method: 'POST',
-      url: `${BASE}/settings`,
-      headers: FORM,
-      payload: '',
-    });
+    const anonymous = await postForm(t, `${BASE}/settings`, '', {});
     expect(anonymous.statusCode).toBe(303);
     expect(await apiSettings()).toEqual(before);
   });
@@ -265,8 +206,8 @@ describe('the all-tests list', () => {
   afterAll(() => t.close());
 
   it('lists every test, healthy or not, by name, 50 a page, linked from the repository page', async () => {
-    expect((await get(t, BASE, cookie)).body).toContain(`href="${BASE}/tests"`);
-    const res = await get(t, `${BASE}/tests`, cookie);
+    expect((await getPage(t, BASE, cookie)).body).toContain(`href="${BASE}/tests"`);
+    const res = await getPage(t, `${BASE}/tests`, cookie);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('<h1>All tests · github.com/acme/web</h1>');
     expect(res.body).toContain('55 tests.');
@@ -274,7 +215,7 @@ describe('the all-tests list', () => {
     expect(first).toHaveLength(50);
     expect(first.slice(0, 3)).toEqual(['test_login', 'test_logout', 'test_refund']);
     expect(res.body).toContain(`href="${BASE}/tests?page=2" rel="next"`);
-    expect(names((await get(t, `${BASE}/tests?page=2`, cookie)).body)).toEqual([
+    expect(names((await getPage(t, `${BASE}/tests?page=2`, cookie)).body)).toEqual([
       'test_z47',
       'test_z48',
       'test_z49',
@@ -284,7 +225,7 @@ describe('the all-tests list', () => {
   });
 
   it('searches name, classname and file, and filters by code owner and file', async () => {
-    const search = async (query: string) => names((await get(t, `${BASE}/tests?${query}`, cookie)).body);
+    const search = async (query: string) => names((await getPage(t, `${BASE}/tests?${query}`, cookie)).body);
     expect(await search('q=LOGOUT')).toEqual(['test_logout']);
     expect(await search('q=auth.LoginSpec')).toEqual(['test_login']);
     expect(await search('q=payments%2Frefund')).toEqual(['test_refund']);
@@ -292,13 +233,13 @@ describe('the all-tests list', () => {
     expect(await search('file=src%2Fauth&q=test_log')).toEqual(['test_login', 'test_logout']);
     // LIKE wildcards in the search are taken literally.
     expect(await search('q=%25')).toEqual([]);
-    const res = await get(t, `${BASE}/tests?q=test_log`, cookie);
+    const res = await getPage(t, `${BASE}/tests?q=test_log`, cookie);
     expect(res.body).toContain('2 tests match.');
   });
 
   it('is the 404 page for another organization', async () => {
     const other = await signIn(t, await t.token('globex'));
-    expect((await get(t, `${BASE}/tests`, other)).statusCode).toBe(404);
+    expect((await getPage(t, `${BASE}/tests`, other)).statusCode).toBe(404);
   });
 });
 
@@ -320,10 +261,10 @@ describe('merge-queue settings in the dashboard', () => {
   afterAll(() => s.close());
 
   it('changes the settings edited in the form through updateQueue, and the API then answers them', async () => {
-    const queuePage = await get(s.t, `${BASE}/queues/main`, cookie);
+    const queuePage = await getPage(s.t, `${BASE}/queues/main`, cookie);
     expect(queuePage.body).toContain(`href="${page}"`);
     const before = await apiQueue();
-    const shown = await get(s.t, page, cookie);
+    const shown = await getPage(s.t, page, cookie);
     expect(shown.statusCode).toBe(200);
     const form = formOf(shown.body);
     expect(form['concurrency']).toBe('2');
@@ -333,7 +274,7 @@ describe('merge-queue settings in the dashboard', () => {
     form['requiredStatuses'] = 'ci\nlint';
     form['batch'] = 'on';
     form['mergeMethod'] = 'squash';
-    const res = await post(s.t, page, cookie, form);
+    const res = await postForm(s.t, page, cookie, form);
     expect(res.statusCode, res.body).toBe(303);
     expect(res.headers.location).toBe(`${page}?updated=queue`);
     expect(await apiQueue()).toEqual({
@@ -343,15 +284,15 @@ describe('merge-queue settings in the dashboard', () => {
       batch: true,
       mergeMethod: 'squash',
     });
-    expect((await get(s.t, `${page}?updated=queue`, cookie)).body).toContain('Queue settings saved.');
+    expect((await getPage(s.t, `${page}?updated=queue`, cookie)).body).toContain('Queue settings saved.');
   });
 
   it('refuses a bad value with the API message beside its field, and changes nothing', async () => {
     const before = await apiQueue();
-    const form = formOf((await get(s.t, page, cookie)).body);
+    const form = formOf((await getPage(s.t, page, cookie)).body);
     form['concurrency'] = '0';
     form['batchingMinSize'] = 'many';
-    const res = await post(s.t, page, cookie, form);
+    const res = await postForm(s.t, page, cookie, form);
     expect(res.statusCode).toBe(400);
     expect(res.body).toContain(
       '<p class="field-error" id="q-concurrency-error">$.concurrency must be a number &gt;= 1</p>',
@@ -365,14 +306,14 @@ describe('merge-queue settings in the dashboard', () => {
 
   it('refuses a post without the CSRF token, and gives another organization the 404 page', async () => {
     const before = await apiQueue();
-    const form = formOf((await get(s.t, page, cookie)).body);
+    const form = formOf((await getPage(s.t, page, cookie)).body);
     form['concurrency'] = '7';
     const { _csrf, ...without } = form;
-    expect((await post(s.t, page, cookie, without)).statusCode).toBe(403);
+    expect((await postForm(s.t, page, cookie, without)).statusCode).toBe(403);
     const other = await signIn(s.t, await s.t.token('globex'));
-    expect((await get(s.t, page, other)).statusCode).toBe(404);
-    const otherCsrf = formOf((await get(s.t, '/globex', other)).body)['_csrf'] ?? '';
-    expect((await post(s.t, page, other, { ...form, _csrf: otherCsrf })).statusCode).toBe(404);
+    expect((await getPage(s.t, page, other)).statusCode).toBe(404);
+    const otherCsrf = formOf((await getPage(s.t, '/globex', other)).body)['_csrf'] ?? '';
+    expect((await postForm(s.t, page, other, { ...form, _csrf: otherCsrf })).statusCode).toBe(404);
     expect(await apiQueue()).toEqual(before);
   });
 });

@@ -1,35 +1,9 @@
 // Issue 28: the organization's outgoing webhooks in the dashboard, through the API's schema and use
 // cases (webhooks/create, list, delete): the secret shown on the creating answer only, refused values
 // with the API's messages, CSRF-protected, another organization's webhook a 404.
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-async function signIn(t: TestApp, token: string): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: FORM,
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(303);
-  return String(res.headers['set-cookie']).split(';')[0] as string;
-}
-
-const get = (t: TestApp, url: string, cookie: string): Promise<LightMyRequestResponse> =>
-  t.app.inject({ method: 'GET', url, headers: { cookie } });
-
-const post = (t: TestApp, url: string, cookie: string, form: Record<string, string>) =>
-  t.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...FORM, cookie },
-    payload: new URLSearchParams(form).toString(),
-  });
-
-const csrfOf = (body: string) => body.match(/name="_csrf" value="([^"]+)"/)?.[1] ?? '';
+import { csrfOf, getPage, postForm, signIn } from '../support/dashboard.ts';
 
 describe('webhooks in the dashboard', () => {
   let t: TestApp;
@@ -54,12 +28,12 @@ describe('webhooks in the dashboard', () => {
   afterAll(() => t.close());
 
   it('adds a webhook, shows its secret on that answer only, and the API lists it', async () => {
-    const page = await get(t, '/acme/webhooks', cookie);
+    const page = await getPage(t, '/acme/webhooks', cookie);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<h1>Webhooks</h1>');
     expect(page.body).toContain('No webhooks yet.');
     expect(page.body).toContain('href="/acme/webhooks"');
-    const res = await post(t, '/acme/webhooks', cookie, {
+    const res = await postForm(t, '/acme/webhooks', cookie, {
       _csrf: csrfOf(page.body),
       url: 'http://127.0.0.1:9/hook',
       'event.test.quarantined': 'on',
@@ -78,20 +52,23 @@ describe('webhooks in the dashboard', () => {
         description: 'chat <ops>',
       }),
     ]);
-    const again = await get(t, '/acme/webhooks', cookie);
+    const again = await getPage(t, '/acme/webhooks', cookie);
     expect(again.body).toContain('http://127.0.0.1:9/hook');
     expect(again.body).not.toContain(secret ?? 'whsec_');
     expect(again.body).not.toContain('whsec_');
   });
 
   it('refuses what the API refuses, with its messages, and adds nothing', async () => {
-    const csrf = csrfOf((await get(t, '/acme/webhooks', cookie)).body);
-    const noEvents = await post(t, '/acme/webhooks', cookie, { _csrf: csrf, url: 'http://127.0.0.1:9/x' });
+    const csrf = csrfOf((await getPage(t, '/acme/webhooks', cookie)).body);
+    const noEvents = await postForm(t, '/acme/webhooks', cookie, {
+      _csrf: csrf,
+      url: 'http://127.0.0.1:9/x',
+    });
     expect(noEvents.statusCode).toBe(400);
     expect(noEvents.body).toContain('The webhook was not added');
     expect(noEvents.body).toContain('$.events must');
     expect(noEvents.body).toContain('value="http://127.0.0.1:9/x"');
-    const badUrl = await post(t, '/acme/webhooks', cookie, {
+    const badUrl = await postForm(t, '/acme/webhooks', cookie, {
       _csrf: csrf,
       url: 'ftp://example.com/x',
       'event.test.quarantined': 'on',
@@ -103,19 +80,23 @@ describe('webhooks in the dashboard', () => {
 
   it('refuses a form without the CSRF token, and another organization’s webhook is a 404', async () => {
     const [hook] = await apiList();
-    const forged = await post(t, '/acme/webhooks', cookie, {
+    const forged = await postForm(t, '/acme/webhooks', cookie, {
       url: 'http://127.0.0.1:9/y',
       'event.test.quarantined': 'on',
     });
     expect(forged.statusCode).toBe(403);
-    const csrfDelete = await post(t, `/acme/webhooks/${hook?.id}/delete`, cookie, { _csrf: 'wrong' });
+    const csrfDelete = await postForm(t, `/acme/webhooks/${hook?.id}/delete`, cookie, { _csrf: 'wrong' });
     expect(csrfDelete.statusCode).toBe(403);
     // globex, with its own valid form token: its page, not acme's; acme's webhook id is unknown to it.
-    const otherCsrf = csrfOf((await get(t, '/globex/webhooks', otherCookie)).body);
-    expect((await get(t, '/acme/webhooks', otherCookie)).statusCode).toBe(404);
-    const theirs = await post(t, `/globex/webhooks/${hook?.id}/delete`, otherCookie, { _csrf: otherCsrf });
+    const otherCsrf = csrfOf((await getPage(t, '/globex/webhooks', otherCookie)).body);
+    expect((await getPage(t, '/acme/webhooks', otherCookie)).statusCode).toBe(404);
+    const theirs = await postForm(t, `/globex/webhooks/${hook?.id}/delete`, otherCookie, {
+      _csrf: otherCsrf,
+    });
     expect(theirs.statusCode).toBe(404);
-    const acmePath = await post(t, `/acme/webhooks/${hook?.id}/delete`, otherCookie, { _csrf: otherCsrf });
+    const acmePath = await postForm(t, `/acme/webhooks/${hook?.id}/delete`, otherCookie, {
+      _csrf: otherCsrf,
+    });
     expect(acmePath.statusCode).toBe(404);
     expect(await apiList()).toHaveLength(1);
     expect(await apiList(other)).toHaveLength(0);
@@ -123,16 +104,16 @@ describe('webhooks in the dashboard', () => {
 
   it('deletes a webhook, and the API no longer lists it', async () => {
     const [hook] = await apiList();
-    const csrf = csrfOf((await get(t, '/acme/webhooks', cookie)).body);
-    const res = await post(t, `/acme/webhooks/${hook?.id}/delete`, cookie, { _csrf: csrf });
+    const csrf = csrfOf((await getPage(t, '/acme/webhooks', cookie)).body);
+    const res = await postForm(t, `/acme/webhooks/${hook?.id}/delete`, cookie, { _csrf: csrf });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/acme/webhooks?updated=deleted');
     expect(await apiList()).toEqual([]);
-    expect((await get(t, '/acme/webhooks?updated=deleted', cookie)).body).toContain('Webhook deleted.');
+    expect((await getPage(t, '/acme/webhooks?updated=deleted', cookie)).body).toContain('Webhook deleted.');
   });
 
   it('is a page by its shape: other paths under /{org}/webhooks are the API’s 404', async () => {
-    const res = await get(t, '/acme/webhooks/x', cookie);
+    const res = await getPage(t, '/acme/webhooks/x', cookie);
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('ROUTE_NOT_FOUND');
     const signedOut = await t.app.inject({ method: 'GET', url: '/acme/webhooks' });

@@ -1,48 +1,19 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeToken } from '../../src/app/tokens.ts';
 import { escapeHtml } from '../../src/web/html.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { csrfOf, getPage, postForm, postLogin, signIn } from '../support/dashboard.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { testingDetails } from '../support/queue-api.ts';
 import { apiTokenId, dashboardRepoDayCount, storedTestId } from '../support/reads.ts';
+import { BROKEN_ON_MAIN, updateRepositorySettings } from '../support/settings.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const DAY = 86_400_000;
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 /** A test name that is also markup: it must only ever appear escaped. */
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
 const xmlEscape = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-async function signIn(t: TestApp, token: string): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: FORM,
-    payload: new URLSearchParams({ token }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(303);
-  return String(res.headers['set-cookie']).split(';')[0] as string;
-}
-
-function get(t: TestApp, url: string, cookie?: string): Promise<LightMyRequestResponse> {
-  return t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
-}
-
-function csrfOf(body: string): string {
-  const m = body.match(/name="_csrf" value="([^"]+)"/);
-  expect(m?.[1]).toBeDefined();
-  return m?.[1] as string;
-}
-
-function post(t: TestApp, url: string, cookie: string, form: Record<string, string>, headers = {}) {
-  return t.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...FORM, cookie, ...headers },
-    payload: new URLSearchParams(form).toString(),
-  });
-}
 
 describe('the web dashboard', () => {
   let t: TestApp;
@@ -62,6 +33,20 @@ describe('the web dashboard', () => {
         token,
       )
     ).json().tests as { id: string; name: string; html_url: string; quarantined: boolean }[];
+  /** The first FLAKY test of globex/api, another organization's repository. */
+  const globexFlaky = async () =>
+    (
+      await t.post(
+        '/v1/flaky-tests/list-unhealthy-tests',
+        {
+          repo: { host: 'github.com', owner: 'globex', name: 'api' },
+          org_url_slug: 'globex',
+          status: 'FLAKY',
+          page_query: { page_size: 10 },
+        },
+        otherToken,
+      )
+    ).json().tests[0] as { id: string; html_url: string; repository: { html_url: string } };
   const details = async (id: string) =>
     (await t.post('/v1/flaky-tests/get-test-details', { ...scope, test_id: id }, token)).json().test;
   const quarantinedIds = async () =>
@@ -103,28 +88,9 @@ describe('the web dashboard', () => {
     clock += 2 * DAY;
     await makeFlaky('test_checkout', 'c0ffee02', 'src/payments/checkout.test.ts');
     // A test failing on every run of main: BROKEN by a failure-rate monitor.
-    const settings = await t.post(
-      '/v1/flaky-tests/update-repository-settings',
-      {
-        ...scope,
-        settings: {
-          monitors: {
-            failure_rate: [
-              {
-                id: 'broken-on-main',
-                name: 'Broken on main',
-                detection_type: 'broken',
-                activation_threshold: 0.8,
-                window_hours: 6,
-                min_sample_size: 3,
-                branches: ['main'],
-              },
-            ],
-          },
-        },
-      },
-      token,
-    );
+    const settings = await updateRepositorySettings(t, token, {
+      monitors: { failure_rate: [BROKEN_ON_MAIN] },
+    });
     expect(settings.statusCode, settings.body).toBe(200);
     for (let i = 0; i < 3; i++) {
       clock += 60_000;
@@ -160,40 +126,25 @@ describe('the web dashboard', () => {
   afterAll(() => t.close());
 
   it('sends a signed-out visitor to the sign-in form, and back to the page afterwards', async () => {
-    expect((await get(t, '/')).headers.location).toBe('/login');
-    const page = await get(t, repoPath);
+    expect((await getPage(t, '/')).headers.location).toBe('/login');
+    const page = await getPage(t, repoPath);
     expect(page.statusCode).toBe(303);
     expect(page.headers.location).toBe(`/login?next=${encodeURIComponent(repoPath)}`);
-    const form = await get(t, `/login?next=${encodeURIComponent(repoPath)}`);
+    const form = await getPage(t, `/login?next=${encodeURIComponent(repoPath)}`);
     expect(form.statusCode).toBe(200);
     expect(form.body).toContain('<label for="token">API token</label>');
     expect(form.body).toContain(`name="next" value="${repoPath}"`);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: FORM,
-      payload: new URLSearchParams({ token, next: repoPath }).toString(),
-    });
+    const res = await postLogin(t, { token, next: repoPath });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe(repoPath);
     // Never to another site.
-    const away = await t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: FORM,
-      payload: new URLSearchParams({ token, next: '//evil.example/x' }).toString(),
-    });
+    const away = await postLogin(t, { token, next: '//evil.example/x' });
     expect(away.headers.location).toBe('/acme');
   });
 
   it('refuses an unknown or empty token with the form again and no cookie', async () => {
     for (const bad of ['ml_not_a_token', '']) {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/login',
-        headers: FORM,
-        payload: new URLSearchParams({ token: bad }).toString(),
-      });
+      const res = await postLogin(t, { token: bad });
       expect([400, 401]).toContain(res.statusCode);
       expect(res.headers['set-cookie']).toBeUndefined();
       expect(res.body).toContain('role="alert"');
@@ -201,12 +152,7 @@ describe('the web dashboard', () => {
   });
 
   it('signs in with an HttpOnly, SameSite=Lax session cookie that holds no token', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: FORM,
-      payload: new URLSearchParams({ token }).toString(),
-    });
+    const res = await postLogin(t, { token });
     const setCookie = String(res.headers['set-cookie']);
     expect(res.headers.location).toBe('/acme');
     expect(setCookie).toMatch(/^mainline_session=v1\./);
@@ -216,19 +162,14 @@ describe('the web dashboard', () => {
     expect(setCookie).not.toContain('Secure');
     expect(setCookie).not.toContain(token);
     expect(setCookie).not.toContain(token.slice(3, 20));
-    expect((await get(t, '/', cookie)).headers.location).toBe('/acme');
-    expect((await get(t, '/login', cookie)).headers.location).toBe('/acme');
+    expect((await getPage(t, '/', cookie)).headers.location).toBe('/acme');
+    expect((await getPage(t, '/login', cookie)).headers.location).toBe('/acme');
   });
 
   it('marks the cookie Secure when the public URL is https', async () => {
     const secure = await buildTestApp({ MAINLINE_PUBLIC_URL: 'https://mainline.example' });
     try {
-      const res = await secure.app.inject({
-        method: 'POST',
-        url: '/login',
-        headers: FORM,
-        payload: new URLSearchParams({ token: await secure.token('acme') }).toString(),
-      });
+      const res = await postLogin(secure, { token: await secure.token('acme') });
       expect(String(res.headers['set-cookie'])).toContain('Secure');
     } finally {
       await secure.close();
@@ -236,7 +177,7 @@ describe('the web dashboard', () => {
   });
 
   it('overview: each repository with its unhealthy, failing and tracked tests, a 14-day trend and uploads per day', async () => {
-    const res = await get(t, '/acme', cookie);
+    const res = await getPage(t, '/acme', cookie);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.body).toContain('<h1>Repositories</h1>');
@@ -262,12 +203,12 @@ describe('the web dashboard', () => {
       'Uploads per day in github.com/acme/web: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 5 (oldest to newest); scaled to the highest, 5',
     );
     // Cached: the same figures from the stored days, and the past days are final once read after they ended.
-    expect((await get(t, '/acme', cookie)).body).toBe(res.body);
+    expect((await getPage(t, '/acme', cookie)).body).toBe(res.body);
     expect(await dashboardRepoDayCount(t)).toBe(14);
   });
 
   it('unhealthy tests: filters, search, code owners, sorting and paging driven by the query string', async () => {
-    const all = await get(t, repoPath, cookie);
+    const all = await getPage(t, repoPath, cookie);
     expect(all.statusCode).toBe(200);
     expect(all.body).toContain('Unhealthy (3)');
     expect(all.body).toContain('Flaky (2)');
@@ -277,22 +218,22 @@ describe('the web dashboard', () => {
     const names = (body: string) =>
       [...body.matchAll(/class="test-name" href="[^"]+\/tests\/([0-9a-f-]+)"/g)].map((m) => m[1]);
     expect(names(all.body)).toHaveLength(3);
-    const broken = await get(t, `${repoPath}?show=broken`, cookie);
+    const broken = await getPage(t, `${repoPath}?show=broken`, cookie);
     expect(names(broken.body)).toEqual([ids['test_broken']]);
     expect(broken.body).toContain('aria-current="page">Broken (1)');
-    const quarantined = await get(t, `${repoPath}?show=quarantined`, cookie);
+    const quarantined = await getPage(t, `${repoPath}?show=quarantined`, cookie);
     expect(names(quarantined.body).sort()).toEqual([ids[HOSTILE], ids['test_checkout']].sort());
-    const search = await get(t, `${repoPath}?q=CHECKOUT`, cookie);
+    const search = await getPage(t, `${repoPath}?q=CHECKOUT`, cookie);
     expect(names(search.body)).toEqual([ids['test_checkout']]);
     expect(search.body).toContain('1 test match.');
-    const owner = await get(t, `${repoPath}?owner=${encodeURIComponent('@acme/payments')}`, cookie);
+    const owner = await getPage(t, `${repoPath}?owner=${encodeURIComponent('@acme/payments')}`, cookie);
     expect(names(owner.body)).toEqual([ids['test_checkout']]);
-    const wildcard = await get(t, `${repoPath}?q=${encodeURIComponent('%')}`, cookie);
+    const wildcard = await getPage(t, `${repoPath}?q=${encodeURIComponent('%')}`, cookie);
     expect(names(wildcard.body)).toEqual([]);
-    const byName = await get(t, `${repoPath}?sort=name`, cookie);
+    const byName = await getPage(t, `${repoPath}?sort=name`, cookie);
     expect(names(byName.body)).toEqual([ids[HOSTILE], ids['test_broken'], ids['test_checkout']]);
     expect(byName.body).toContain('<option value="name" selected>');
-    const beyond = await get(t, `${repoPath}?page=99&show=nonsense&sort=nonsense`, cookie);
+    const beyond = await getPage(t, `${repoPath}?page=99&show=nonsense&sort=nonsense`, cookie);
     expect(beyond.statusCode).toBe(200);
     expect(names(beyond.body)).toHaveLength(3);
   });
@@ -301,7 +242,7 @@ describe('the web dashboard', () => {
     const [listed] = (await unhealthy('FLAKY')).filter((x) => x.name === 'test_checkout');
     const url = new URL(listed!.html_url);
     expect(url.origin).toBe(t.config.publicUrl);
-    const res = await get(t, url.pathname, cookie);
+    const res = await getPage(t, url.pathname, cookie);
     expect(res.statusCode).toBe(200);
     const body = res.body;
     expect(body).toContain('<h1>test_checkout</h1>');
@@ -320,47 +261,31 @@ describe('the web dashboard', () => {
     expect(body).toContain('name="setting" value="NEVER_QUARANTINE"');
     expect(body).toContain('Flag as flaky');
     // Any case of the id, like the API.
-    expect((await get(t, `${repoPath}/tests/${listed!.id.toUpperCase()}`, cookie)).statusCode).toBe(200);
+    expect((await getPage(t, `${repoPath}/tests/${listed!.id.toUpperCase()}`, cookie)).statusCode).toBe(200);
   });
 
   it('opens the link the analytics CLI prints for a test (url_for_test_case), signing in first when needed', async () => {
     const id = ids['test_checkout'] as string;
     const testPath = `${repoPath}/tests/${id}`;
     const link = `/acme/flaky-tests/test/${id}?repo=acme%2Fweb`;
-    const signedOut = await get(t, link);
+    const signedOut = await getPage(t, link);
     expect(signedOut.statusCode).toBe(303);
     expect(signedOut.headers.location).toBe(`/login?next=${encodeURIComponent(link)}`);
-    const login = await t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: FORM,
-      payload: new URLSearchParams({ token, next: link }).toString(),
-    });
+    const login = await postLogin(t, { token, next: link });
     expect(login.headers.location).toBe(link);
-    const res = await get(t, link, cookie);
+    const res = await getPage(t, link, cookie);
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe(testPath);
-    const page = await get(t, testPath, cookie);
+    const page = await getPage(t, testPath, cookie);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<h1>test_checkout</h1>');
     // Ids and repository names in any case, like the API.
-    const upper = await get(t, `/ACME/flaky-tests/test/${id.toUpperCase()}?repo=Acme%2FWEB`, cookie);
+    const upper = await getPage(t, `/ACME/flaky-tests/test/${id.toUpperCase()}?repo=Acme%2FWEB`, cookie);
     expect(upper.headers.location).toBe(testPath);
 
     // Only the caller's organization, only the named repository: otherwise the same 404 page.
-    const globexId = (
-      await t.post(
-        '/v1/flaky-tests/list-unhealthy-tests',
-        {
-          repo: { host: 'github.com', owner: 'globex', name: 'api' },
-          org_url_slug: 'globex',
-          status: 'FLAKY',
-          page_query: { page_size: 10 },
-        },
-        otherToken,
-      )
-    ).json().tests[0].id as string;
-    const reference = await get(t, '/nobody', cookie);
+    const globexId = (await globexFlaky()).id;
+    const reference = await getPage(t, '/nobody', cookie);
     for (const url of [
       '/acme/flaky-tests/test/00000000-0000-5000-8000-000000000000?repo=acme%2Fweb',
       `/acme/flaky-tests/test/${id}?repo=acme%2Fother`,
@@ -369,7 +294,7 @@ describe('the web dashboard', () => {
       `/acme/flaky-tests/test/${globexId}?repo=globex%2Fapi`,
       `/globex/flaky-tests/test/${globexId}?repo=globex%2Fapi`,
     ]) {
-      const notFound = await get(t, url, cookie);
+      const notFound = await getPage(t, url, cookie);
       expect(notFound.statusCode, url).toBe(404);
       expect(notFound.body, url).toBe(reference.body);
     }
@@ -382,12 +307,12 @@ describe('the web dashboard', () => {
       `${repoPath}?q=${encodeURIComponent('<script>')}`,
       `${repoPath}/tests/${ids[HOSTILE]}`,
     ]) {
-      const res = await get(t, url, cookie);
+      const res = await getPage(t, url, cookie);
       expect(res.statusCode).toBe(200);
       expect(res.body).not.toContain('<script');
       expect(res.body).not.toContain('<img src=x');
     }
-    const page = await get(t, `${repoPath}/tests/${ids[HOSTILE]}`, cookie);
+    const page = await getPage(t, `${repoPath}/tests/${ids[HOSTILE]}`, cookie);
     expect(page.body).toContain(
       '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;',
     );
@@ -395,13 +320,13 @@ describe('the web dashboard', () => {
   });
 
   it('sends security headers with every page and caches the stylesheet', async () => {
-    const res = await get(t, repoPath, cookie);
+    const res = await getPage(t, repoPath, cookie);
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
     expect(res.headers['content-security-policy']).not.toContain('script-src');
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['x-frame-options']).toBe('DENY');
     const href = res.body.match(/<link rel="stylesheet" href="([^"]+)"/)?.[1] as string;
-    const css = await get(t, href);
+    const css = await getPage(t, href);
     expect(css.statusCode).toBe(200);
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
     expect(css.headers['cache-control']).toContain('max-age=31536000');
@@ -414,18 +339,7 @@ describe('the web dashboard', () => {
   });
 
   it('answers pages of another organization exactly like unknown ones', async () => {
-    const otherTest = (
-      await t.post(
-        '/v1/flaky-tests/list-unhealthy-tests',
-        {
-          repo: { host: 'github.com', owner: 'globex', name: 'api' },
-          org_url_slug: 'globex',
-          status: 'FLAKY',
-          page_query: { page_size: 10 },
-        },
-        otherToken,
-      )
-    ).json().tests[0];
+    const otherTest = await globexFlaky();
     const foreign = [
       '/globex',
       new URL(otherTest.html_url).pathname,
@@ -441,58 +355,63 @@ describe('the web dashboard', () => {
       `${repoPath}/queues/main`,
       `${repoPath}/nonsense/path`,
     ];
-    const reference = await get(t, '/nobody', cookie);
+    const reference = await getPage(t, '/nobody', cookie);
     expect(reference.statusCode).toBe(404);
     for (const url of [...foreign, ...unknown]) {
-      const res = await get(t, url, cookie);
+      const res = await getPage(t, url, cookie);
       expect(res.statusCode, url).toBe(404);
       expect(res.body, url).toBe(reference.body);
       expect(res.body).not.toContain('globex_secret_test');
     }
     // Form posts too.
-    const post404 = await post(t, `/globex/repos/github.com/globex/api/tests/${otherTest.id}/flag`, cookie, {
-      _csrf: csrfOf(reference.body),
-      flagged: 'true',
-    });
+    const post404 = await postForm(
+      t,
+      `/globex/repos/github.com/globex/api/tests/${otherTest.id}/flag`,
+      cookie,
+      {
+        _csrf: csrfOf(reference.body),
+        flagged: 'true',
+      },
+    );
     expect(post404.statusCode).toBe(404);
   });
 
   it('refuses a form without the session’s CSRF token or from another site, and changes nothing', async () => {
     const id = ids[HOSTILE] as string;
     const testPath = `${repoPath}/tests/${id}`;
-    const page = await get(t, testPath, cookie);
+    const page = await getPage(t, testPath, cookie);
     const csrf = csrfOf(page.body);
     const otherSession = await signIn(t, token);
-    const otherCsrf = csrfOf((await get(t, testPath, otherSession)).body);
+    const otherCsrf = csrfOf((await getPage(t, testPath, otherSession)).body);
     expect(otherCsrf).not.toBe(csrf);
     const attempts = [
-      post(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE' }),
-      post(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE', _csrf: 'forged' }),
-      post(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE', _csrf: otherCsrf }),
-      post(
+      postForm(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE' }),
+      postForm(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE', _csrf: 'forged' }),
+      postForm(t, `${testPath}/quarantine`, cookie, { setting: 'NEVER_QUARANTINE', _csrf: otherCsrf }),
+      postForm(
         t,
         `${testPath}/quarantine`,
         cookie,
         { setting: 'NEVER_QUARANTINE', _csrf: csrf },
         { origin: 'https://evil.example' },
       ),
-      post(t, `${testPath}/flag`, cookie, { flagged: 'false', _csrf: csrf.slice(1) }),
-      post(t, '/logout', cookie, {}),
+      postForm(t, `${testPath}/flag`, cookie, { flagged: 'false', _csrf: csrf.slice(1) }),
+      postForm(t, '/logout', cookie, {}),
     ];
     for (const res of await Promise.all(attempts)) {
       expect(res.statusCode).toBe(403);
       expect(res.body).toContain('Form refused');
     }
     expect((await details(id)).quarantined).toBe(true);
-    expect((await get(t, repoPath, cookie)).statusCode).toBe(200);
+    expect((await getPage(t, repoPath, cookie)).statusCode).toBe(200);
   });
 
   it('changes the quarantine override through the page, as the API then shows', async () => {
     const id = ids[HOSTILE] as string;
     const testPath = `${repoPath}/tests/${id}`;
-    const csrf = csrfOf((await get(t, testPath, cookie)).body);
+    const csrf = csrfOf((await getPage(t, testPath, cookie)).body);
     expect(await quarantinedIds()).toContain(id);
-    const res = await post(t, `${testPath}/quarantine`, cookie, {
+    const res = await postForm(t, `${testPath}/quarantine`, cookie, {
       _csrf: csrf,
       setting: 'NEVER_QUARANTINE',
       reason: 'must fail CI <always>',
@@ -501,49 +420,49 @@ describe('the web dashboard', () => {
     expect(res.headers.location).toBe(`${testPath}?updated=quarantine`);
     expect((await details(id)).quarantined).toBe(false);
     expect(await quarantinedIds()).not.toContain(id);
-    const after = await get(t, res.headers.location as string, cookie);
+    const after = await getPage(t, res.headers.location as string, cookie);
     expect(after.body).toContain('The quarantine override was saved.');
     expect(after.body).toContain('name="setting" value="NEVER_QUARANTINE" checked');
     expect(after.body).toContain('must fail CI &lt;always&gt;');
     expect(after.body).toContain('Quarantine override auto → never quarantine');
-    const bad = await post(t, `${testPath}/quarantine`, cookie, { _csrf: csrf, setting: 'SOMETIMES' });
+    const bad = await postForm(t, `${testPath}/quarantine`, cookie, { _csrf: csrf, setting: 'SOMETIMES' });
     expect(bad.statusCode).toBe(400);
   });
 
   it('flags a test as flaky through the page, with the same use case as the API', async () => {
     const id = await storedTestId(t, 'test_fine');
     const testPath = `${repoPath}/tests/${id}`;
-    const csrf = csrfOf((await get(t, testPath, cookie)).body);
+    const csrf = csrfOf((await getPage(t, testPath, cookie)).body);
     expect((await details(id)).status.value).toBe('healthy');
-    const flagged = await post(t, `${testPath}/flag`, cookie, {
+    const flagged = await postForm(t, `${testPath}/flag`, cookie, {
       _csrf: csrf,
       flagged: 'true',
       reason: 'seen it flap',
     });
     expect(flagged.statusCode).toBe(303);
     expect((await details(id)).status.value).toBe('flaky');
-    const page = await get(t, `${testPath}?updated=flag`, cookie);
+    const page = await getPage(t, `${testPath}?updated=flag`, cookie);
     expect(page.body).toContain('Remove the flaky flag');
     expect(page.body).toContain('Flagged as flaky by hand');
-    const unflagged = await post(t, `${testPath}/flag`, cookie, { _csrf: csrf, flagged: 'false' });
+    const unflagged = await postForm(t, `${testPath}/flag`, cookie, { _csrf: csrf, flagged: 'false' });
     expect(unflagged.statusCode).toBe(303);
     expect((await details(id)).status.value).toBe('healthy');
   });
 
   it('signs out when the cookie is tampered with, expired, or its token revoked', async () => {
     const tampered = cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
-    const res = await get(t, repoPath, tampered);
+    const res = await getPage(t, repoPath, tampered);
     expect(res.statusCode).toBe(303);
     expect(String(res.headers['set-cookie'])).toContain('Max-Age=0');
     const saved = clock;
     clock += 13 * 3_600_000;
-    expect((await get(t, repoPath, cookie)).statusCode).toBe(303);
+    expect((await getPage(t, repoPath, cookie)).statusCode).toBe(303);
     clock = saved;
     const own = await t.token('acme');
     const doomed = await signIn(t, own);
-    expect((await get(t, repoPath, doomed)).statusCode).toBe(200);
-    await revokeToken(t.db.database.db, await apiTokenId(t, own), clock);
-    const after = await get(t, repoPath, doomed);
+    expect((await getPage(t, repoPath, doomed)).statusCode).toBe(200);
+    await revokeToken(t.db.database.db, await apiTokenId(t, own), clock, t.caches.tokens);
+    const after = await getPage(t, repoPath, doomed);
     expect(after.statusCode).toBe(303);
     expect(after.headers.location).toMatch(/^\/login/);
     expect(String(after.headers['set-cookie'])).toContain('Max-Age=0');
@@ -571,21 +490,21 @@ describe('the web dashboard', () => {
         token,
       )
     ).json().tests[0];
-    const repoPage = await get(t, new URL(listed.repository.html_url).pathname, cookie);
+    const repoPage = await getPage(t, new URL(listed.repository.html_url).pathname, cookie);
     expect(repoPage.statusCode).toBe(200);
     expect(repoPage.body).toContain('gitlab.example/acme/tests/queues');
-    const testPage = await get(t, new URL(listed.html_url).pathname, cookie);
+    const testPage = await getPage(t, new URL(listed.html_url).pathname, cookie);
     expect(testPage.statusCode).toBe(200);
     expect(testPage.body).toContain('<h1>test_nested</h1>');
     // The analytics CLI's link names the repository as owner/name, subgroups in the owner.
-    const link = await get(t, `/acme/flaky-tests/test/${listed.id}?repo=acme%2Ftests%2Fqueues`, cookie);
+    const link = await getPage(t, `/acme/flaky-tests/test/${listed.id}?repo=acme%2Ftests%2Fqueues`, cookie);
     expect(link.headers.location).toBe(new URL(listed.html_url).pathname);
   });
 
   it('signs out with the form, which needs its CSRF token', async () => {
     const session = await signIn(t, token);
-    const csrf = csrfOf((await get(t, '/acme', session)).body);
-    const res = await post(t, '/logout', session, { _csrf: csrf });
+    const csrf = csrfOf((await getPage(t, '/acme', session)).body);
+    const res = await postForm(t, '/logout', session, { _csrf: csrf });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/login');
     expect(String(res.headers['set-cookie'])).toContain('Max-Age=0');
@@ -646,7 +565,7 @@ describe('the merge queue pages', () => {
   afterAll(() => s.close());
 
   it('queue page: state, settings, PRs in the queue with their wait, finished PRs and test runs', async () => {
-    const res = await get(s.t, `${base}/queues/main`, cookie);
+    const res = await getPage(s.t, `${base}/queues/main`, cookie);
     expect(res.statusCode).toBe(200);
     const body = res.body;
     expect(body).toContain('<h1>Merge queue · main</h1>');
@@ -658,15 +577,13 @@ describe('the merge queue pages', () => {
     expect(body).toContain(`href="${base}/queues/main/runs/${runId}"`);
     expect(body).toMatch(/In the queue \(1\)/);
     // The repository page and the overview link the queue.
-    expect((await get(s.t, base, cookie)).body).toContain(`href="${base}/queues/main"`);
-    expect((await get(s.t, '/acme', cookie)).body).toContain(`href="${base}/queues/main"`);
+    expect((await getPage(s.t, base, cookie)).body).toContain(`href="${base}/queues/main"`);
+    expect((await getPage(s.t, '/acme', cookie)).body).toContain(`href="${base}/queues/main"`);
   });
 
   it('test run page: everything getMergeQueueTestingDetails returns, each check linked', async () => {
-    const api = (
-      await s.post('/v1/getMergeQueueTestingDetails', { repo: REPO, targetBranch: 'main', testRunId: runId })
-    ).json();
-    const res = await get(s.t, `${base}/queues/main/runs/${runId}`, cookie);
+    const api = await testingDetails(s, REPO, runId);
+    const res = await getPage(s.t, `${base}/queues/main/runs/${runId}`, cookie);
     expect(res.statusCode).toBe(200);
     const body = res.body;
     expect(body).toContain(api.testBranch);
@@ -681,12 +598,12 @@ describe('the merge queue pages', () => {
     expect(body).toContain(escapeHtml(api.flakeProtection.reason));
     expect(body).toContain(`href="${base}/queues/main/prs/1"`);
     expect(body).toContain('test_flaky</a>');
-    expect((await get(s.t, `${base}/queues/main/runs/not-a-run`, cookie)).statusCode).toBe(404);
+    expect((await getPage(s.t, `${base}/queues/main/runs/not-a-run`, cookie)).statusCode).toBe(404);
   });
 
   it('PR page: the state with its reason, and why it merged despite a failed test (flake protection)', async () => {
     const api = await s.pr(1);
-    const res = await get(s.t, `${base}/queues/main/prs/1`, cookie);
+    const res = await getPage(s.t, `${base}/queues/main/prs/1`, cookie);
     expect(res.statusCode).toBe(200);
     const body = res.body;
     expect(body).toContain('badge-merged');
@@ -698,15 +615,15 @@ describe('the merge queue pages', () => {
     expect(body).toContain('<dt>Decision</dt><dd><span class="badge badge-ignored_quarantined">');
     expect(body).toContain('test_flaky</a>');
     for (const h of api.history) expect(body).toContain(escapeHtml(h.reason));
-    expect((await get(s.t, `${base}/queues/main/prs/99`, cookie)).statusCode).toBe(404);
+    expect((await getPage(s.t, `${base}/queues/main/prs/99`, cookie)).statusCode).toBe(404);
   });
 
   it('pull request page: the PR of the built-in git forge and its submissions', async () => {
-    const res = await get(s.t, `${base}/pulls/1`, cookie);
+    const res = await getPage(s.t, `${base}/pulls/1`, cookie);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('Add &lt;a&gt; feature');
     expect(res.body).toContain('feature-1 → main');
     expect(res.body).toContain(`href="${base}/queues/main/prs/1"`);
-    expect((await get(s.t, `${base}/pulls/404`, cookie)).statusCode).toBe(404);
+    expect((await getPage(s.t, `${base}/pulls/404`, cookie)).statusCode).toBe(404);
   });
 });

@@ -1,10 +1,9 @@
 // Broken tests are found by default (issue 28): a repository created now starts with a failure-count
 // monitor that flags BROKEN a test failing 4 times within an hour, while a repository that existed
 // before that default (migration 0019) keeps the settings it had: pass-on-retry alone.
-import { Migrator } from 'kysely/migration';
 import { describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { migrations } from '../../src/store/migrations/index.ts';
+import { migratorOf } from '../support/migrations.ts';
 import { junitXml, upload } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
 
@@ -55,10 +54,7 @@ describe('the default broken-test monitor', () => {
   it('a repository that existed before the default keeps pass-on-retry alone after the upgrade', async () => {
     await uploadFailing(OLD, 1);
     // Back to the schema before migration 0019 and up again: the upgrade of a server that had OLD.
-    const migrator = new Migrator({
-      db: t.db.database.db,
-      provider: { getMigrations: async () => ({ ...migrations }) },
-    });
+    const migrator = migratorOf(t.db.database.db);
     expect((await migrator.migrateTo('0018_test_rollups')).error).toBeUndefined();
     expect((await migrateToLatest(t.db.database)).applied).toContain('0019_default_broken_monitor');
 

@@ -50,23 +50,15 @@ describe('the error envelope', () => {
     });
   });
 
-  it('answers malformed JSON with 400 INVALID_JSON, never 500', async () => {
+  it.each([
+    ['malformed JSON', '{"repo": {"host": '],
+    ['an empty JSON body', ''],
+  ])('answers %s with 400 INVALID_JSON, never 500', async (_what, payload) => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/repositories/get',
       headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
-      payload: '{"repo": {"host": ',
-    });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error.code).toBe('INVALID_JSON');
-  });
-
-  it('answers an empty JSON body with 400', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/repositories/get',
-      headers: { 'content-type': 'application/json', 'x-api-token': t.orgToken },
-      payload: '',
+      payload,
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('INVALID_JSON');

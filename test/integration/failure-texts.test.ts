@@ -2,11 +2,10 @@
 // share one row, the dashboard still shows each failure's text, the migration moves texts both
 // ways (retention deletes the texts no kept failure can have: retention.test.ts).
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { recentFailures } from '../../src/store/dashboard/repo-days.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { migrations } from '../../src/store/migrations/index.ts';
+import { migrationsAfter, migratorOf } from '../support/migrations.ts';
 import { storedFailureTexts, storedResultsOf, storedTestId, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
@@ -64,28 +63,14 @@ describe('failure texts', () => {
   });
 
   it('moves the texts back into the results and out again', async () => {
-    const migrator = new Migrator({ db: db(), provider: { getMigrations: async () => ({ ...migrations }) } });
+    const migrator = migratorOf(db());
     const down = await migrator.migrateTo('0012_upload_passes');
     expect(down.error).toBeUndefined();
     const { rows } = await sql<{ failure_text: string | null }>`
       select failure_text from test_results order by failure_text`.execute(db());
     expect(rows.map((r) => r.failure_text)).toEqual([TRACE, TRACE, OTHER].sort());
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual([
-      '0013_failure_texts',
-      '0014_results_without_test_fk',
-      '0015_failure_text_use',
-      '0016_forge_grants',
-      '0017_queue_labels',
-      '0018_test_rollups',
-      '0019_default_broken_monitor',
-      '0020_test_cases_by_name',
-      '0021_run_hours_by_test',
-      '0022_queue_rows',
-      '0023_ingest_costs',
-      '0027_queue_chart_hours',
-      '0028_duration_means',
-    ]);
+    expect(up.applied).toEqual(migrationsAfter('0012_upload_passes'));
     expect(await texts()).toEqual([TRACE, OTHER].sort());
     expect(await loginFailures()).toEqual([TRACE, TRACE]);
   });

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseMainlineConfig } from '../../src/forge/git/index.ts';
-import { commitOn, createFixture, type GitFixture } from '../support/git-fixture.ts';
+import { commitOn } from '../support/git-fixture.ts';
+import { useGitFixture } from '../support/use-git-fixture.ts';
 
 function statuses(source: string): string[] | null {
   const result = parseMainlineConfig(source);
@@ -79,11 +80,7 @@ describe('parseMainlineConfig', () => {
 });
 
 describe('readRequiredStatuses', () => {
-  let fx: GitFixture;
-  beforeEach(async () => {
-    fx = await createFixture();
-  });
-  afterEach(() => fx.cleanup());
+  const fx = useGitFixture();
 
   it('reads .mainline.yaml at the head of the branch, null without a file or branch', async () => {
     expect(await fx.forge.readRequiredStatuses(fx.repo, 'main')).toEqual({

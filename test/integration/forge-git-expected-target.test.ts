@@ -3,14 +3,11 @@
  * in between makes it refuse (targetMovedTo) instead of merging onto the push; a merge of its own whose
  * answer was lost (the target moved because of it) is still a success when asked again.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bareGit, commitOn, createFixture, type GitFixture, history, lines } from '../support/git-fixture.ts';
+import { describe, expect, it } from 'vitest';
+import { bareGit, commitOn, history, lines } from '../support/git-fixture.ts';
+import { useGitFixture } from '../support/use-git-fixture.ts';
 
-let fx: GitFixture;
-beforeEach(async () => {
-  fx = await createFixture();
-});
-afterEach(() => fx.cleanup());
+const fx = useGitFixture();
 
 const main = () => bareGit(fx, ['rev-parse', 'refs/heads/main']);
 

@@ -1,21 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MergeRequest } from '../../src/forge/git/index.ts';
-import {
-  bareGit,
-  commitOn,
-  createFixture,
-  fileAt,
-  type GitFixture,
-  history,
-  lines,
-  sh,
-} from '../support/git-fixture.ts';
+import { bareGit, commitOn, fileAt, history, lines, sh } from '../support/git-fixture.ts';
+import { useGitFixture } from '../support/use-git-fixture.ts';
 
-let fx: GitFixture;
-beforeEach(async () => {
-  fx = await createFixture();
-});
-afterEach(() => fx.cleanup());
+const fx = useGitFixture();
 
 const ALICE = { name: 'Alice Author', email: 'alice@example.com' };
 const BOB = { name: 'Bob Builder', email: 'bob@example.com' };

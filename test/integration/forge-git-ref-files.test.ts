@@ -2,16 +2,13 @@
 // what `git rev-parse --verify` answers for the same ref in each layout git leaves behind.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readRefValue } from '../../src/forge/git/ref-files.ts';
-import { bareGit, commitOn, createFixture, type GitFixture } from '../support/git-fixture.ts';
+import { bareGit, commitOn } from '../support/git-fixture.ts';
+import { useGitFixture } from '../support/use-git-fixture.ts';
 
 describe('a branch read from the ref files', () => {
-  let fx: GitFixture;
-  beforeEach(async () => {
-    fx = await createFixture();
-  });
-  afterEach(() => fx.cleanup());
+  const fx = useGitFixture();
 
   const git = (ref: string): string | null => {
     try {

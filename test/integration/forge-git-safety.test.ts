@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitForge, GitInputError } from '../../src/forge/git/index.ts';
-import { bareGit, commitOn, createFixture, type GitFixture, sh } from '../support/git-fixture.ts';
+import { bareGit, commitOn, sh } from '../support/git-fixture.ts';
+import { useGitFixture } from '../support/use-git-fixture.ts';
 
 describe('repoPath', () => {
   const forge = new GitForge({ root: '/srv/mainline/repos' });
@@ -39,13 +40,11 @@ describe('repoPath', () => {
 });
 
 describe('names and SHAs given to git', () => {
-  let fx: GitFixture;
+  const fx = useGitFixture();
   let base: string;
-  beforeEach(async () => {
-    fx = await createFixture();
+  beforeEach(() => {
     base = bareGit(fx, ['rev-parse', 'main']);
   });
-  afterEach(() => fx.cleanup());
 
   const badBranches = [
     '--upload-pack=touch /tmp/pwned',

@@ -1,20 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  bareGit,
-  commitOn,
-  createFixture,
-  fileAt,
-  type GitFixture,
-  history,
-  lines,
-  treePaths,
-} from '../support/git-fixture.ts';
+import { describe, expect, it } from 'vitest';
+import { bareGit, commitOn, fileAt, history, lines, treePaths } from '../support/git-fixture.ts';
+import { useGitFixture } from '../support/use-git-fixture.ts';
 
-let fx: GitFixture;
-beforeEach(async () => {
-  fx = await createFixture();
-});
-afterEach(() => fx.cleanup());
+const fx = useGitFixture();
 
 function main(): string {
   return bareGit(fx, ['rev-parse', 'refs/heads/main']);

@@ -6,6 +6,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../../src/web/paths.ts';
 import { buildTestApp } from '../support/app.ts';
+import { csrfOf, getPage, signIn } from '../support/dashboard.ts';
 import {
   type JsonSchema,
   listRoutes,
@@ -339,25 +340,26 @@ describe('fuzzing every endpoint', () => {
       payload,
     });
 
+  /** A multipart upload as A: `meta` as its meta part, then the files. */
+  const upload = (what: string, meta: unknown, files: readonly { name: string; content: string }[]) => {
+    const body = multipart(meta, files);
+    return inject(what, {
+      method: 'POST',
+      url: '/v1/test-results/upload',
+      headers: { 'content-type': body.contentType, 'x-api-token': s.a.token },
+      payload: body.payload,
+    });
+  };
+  const ONE_TEST = [{ name: 'a.xml', content: '<testsuite><testcase name="t"/></testsuite>' }];
+
   /** A's dashboard session (cookie header) and its CSRF token. */
   let session = '';
   let csrf = '';
 
   beforeAll(async () => {
     s = await seedTenants();
-    const signedIn = await s.t.app.inject({
-      method: 'POST',
-      url: '/login',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({ token: s.a.token }).toString(),
-    });
-    session = String(signedIn.headers['set-cookie']).split(';')[0] ?? '';
-    const home = await s.t.app.inject({
-      method: 'GET',
-      url: paths.org(s.a.slug),
-      headers: { cookie: session },
-    });
-    csrf = home.body.match(/name="_csrf" value="([^"]+)"/)?.[1] ?? '';
+    session = await signIn(s.t, s.a.token);
+    csrf = csrfOf((await getPage(s.t, paths.org(s.a.slug), session)).body);
   });
   afterAll(() => s.scenario.close());
 
@@ -509,16 +511,11 @@ describe('fuzzing every endpoint', () => {
     );
     await fc.assert(
       fc.asyncProperty(meta, fc.array(file, { maxLength: 3 }), async (m, files) => {
-        const body = multipart(
+        const res = await upload(
+          'upload',
           m,
           files.map((content, i) => ({ name: `f${i}.xml`, content })),
         );
-        const res = await inject('upload', {
-          method: 'POST',
-          url: '/v1/test-results/upload',
-          headers: { 'content-type': body.contentType, 'x-api-token': s.a.token },
-          payload: body.payload,
-        });
         assertSane(
           `POST /v1/test-results/upload meta=${JSON.stringify(m)?.slice(0, 200)} files=${JSON.stringify(files).slice(0, 300)}`,
           res,
@@ -682,15 +679,7 @@ describe('fuzzing every endpoint', () => {
       upload_key: 'k',
     };
     for (const field of ['branch', 'commit_sha', 'job_name', 'variant', 'pr_title', 'upload_key'] as const) {
-      const body = multipart({ ...meta, [field]: `${meta[field]}\u0000x` }, [
-        { name: 'a.xml', content: '<testsuite><testcase name="t"/></testsuite>' },
-      ]);
-      const res = await inject(`upload ${field}`, {
-        method: 'POST',
-        url: '/v1/test-results/upload',
-        headers: { 'content-type': body.contentType, 'x-api-token': s.a.token },
-        payload: body.payload,
-      });
+      const res = await upload(`upload ${field}`, { ...meta, [field]: `${meta[field]}\u0000x` }, ONE_TEST);
       if (res.statusCode >= 500)
         failures.push(`POST /v1/test-results/upload meta.${field}: ${res.statusCode}`);
     }
@@ -724,15 +713,7 @@ describe('fuzzing every endpoint', () => {
           commit_sha: `big${value}`,
           [field]: value,
         };
-        const body = multipart(meta, [
-          { name: 'a.xml', content: '<testsuite><testcase name="t"/></testsuite>' },
-        ]);
-        const res = await inject(`upload ${field}`, {
-          method: 'POST',
-          url: '/v1/test-results/upload',
-          headers: { 'content-type': body.contentType, 'x-api-token': s.a.token },
-          payload: body.payload,
-        });
+        const res = await upload(`upload ${field}`, meta, ONE_TEST);
         if (res.statusCode >= 500)
           failures.push(`POST /v1/test-results/upload meta.${field}=${value}: ${res.statusCode}`);
       }

@@ -25,6 +25,17 @@ describe('plain-git repositories are kept apart per organization', () => {
     root = undefined;
   });
 
+  /** Clones `remote` into the work folder and pushes one commit holding `files` as `branch`. */
+  function pushCommit(remote: string, branch: string, files: Record<string, string>, message: string): void {
+    const work = path.join(root!, 'work');
+    execFileSync('git', ['clone', '-q', remote, work], { env: gitEnv, stdio: 'pipe' });
+    git(work, 'checkout', '-q', '-b', branch);
+    for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(work, name), content);
+    git(work, 'add', '.');
+    git(work, 'commit', '-qm', message);
+    git(work, 'push', '-q', 'origin', branch);
+  }
+
   async function setUp() {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-layout-'));
     t = await buildTestApp({ MAINLINE_GIT_ROOT: path.join(root, 'repos') });
@@ -36,13 +47,7 @@ describe('plain-git repositories are kept apart per organization', () => {
     const pathA = (await t!.post('/v1/git/createRepository', { repo: REPO }, a)).json().path as string;
     const pathB = (await t!.post('/v1/git/createRepository', { repo: REPO }, b)).json().path as string;
     expect(pathA).not.toBe(pathB);
-    const work = path.join(root!, 'work');
-    execFileSync('git', ['clone', '-q', pathA, work], { env: gitEnv, stdio: 'pipe' });
-    git(work, 'checkout', '-q', '-b', 'secret');
-    fs.writeFileSync(path.join(work, 'x.txt'), 'x\n');
-    git(work, 'add', '.');
-    git(work, 'commit', '-qm', 'secret work');
-    git(work, 'push', '-q', 'origin', 'secret');
+    pushCommit(pathA, 'secret', { 'x.txt': 'x\n' }, 'secret work');
     const pr = {
       repo: REPO,
       number: 1,
@@ -62,13 +67,7 @@ describe('plain-git repositories are kept apart per organization', () => {
     const legacy = path.join(root!, 'repos', 'github.com', 'acme', 'web.git');
     fs.mkdirSync(legacy, { recursive: true });
     git(legacy, 'init', '-q', '--bare', '--initial-branch=main');
-    const work = path.join(root!, 'work');
-    execFileSync('git', ['clone', '-q', legacy, work], { env: gitEnv, stdio: 'pipe' });
-    git(work, 'checkout', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(work, 'README.md'), 'old\n');
-    git(work, 'add', '.');
-    git(work, 'commit', '-qm', 'from before');
-    git(work, 'push', '-q', 'origin', 'main');
+    pushCommit(legacy, 'main', { 'README.md': 'old\n' }, 'from before');
 
     const adopted = (await t!.post('/v1/git/createRepository', { repo: REPO }, a)).json().path as string;
     expect(adopted).not.toBe(legacy);

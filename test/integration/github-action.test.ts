@@ -13,8 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type RunningServer, startServerProcess } from '../support/process.ts';
+import { useServerProcess } from '../support/use-server-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
@@ -185,39 +184,23 @@ describe('the action.yml file', () => {
 });
 
 describe('the GitHub Action against a real server', () => {
-  let db: TestDatabase;
-  let server: RunningServer;
+  const server = useServerProcess({ org: ORG, token: TOKEN });
   let workspace: string;
   let connection: Record<string, string>;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    server = await startServerProcess({
-      ...db.env,
-      MAINLINE_BOOTSTRAP_ORG: ORG,
-      MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
-      MAINLINE_RATE_LIMIT: '0',
-    });
+  beforeAll(() => {
     connection = { url: server.url, token: TOKEN, 'org-slug': ORG };
     workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-action-workspace-'));
     fs.mkdirSync(path.join(workspace, 'reports'));
     fs.mkdirSync(path.join(workspace, 'app', 'reports'), { recursive: true });
   });
-  afterAll(async () => {
-    await server?.stop();
-    await db?.cleanup();
-    fs.rmSync(workspace, { recursive: true, force: true });
-  });
+  afterAll(() => fs.rmSync(workspace, { recursive: true, force: true }));
 
   async function api(
     route: string,
     body: unknown,
   ): Promise<{ status: number; json: { tests?: { name: string }[] } }> {
-    const res = await fetch(`${server.url}${route}`, {
-      method: 'POST',
-      headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    const res = await server.post(route, body);
     return { status: res.status, json: (await res.json()) as { tests?: { name: string }[] } };
   }
 
@@ -275,7 +258,7 @@ describe('the GitHub Action against a real server', () => {
       { 'junit-paths': 'reports/gtest.xml', repo: 'github.com/acme/from-env' },
       {
         workspace,
-        jobEnv: { MAINLINE_URL: server.url, MAINLINE_TOKEN: TOKEN, MAINLINE_ORG: ORG },
+        jobEnv: server.clientEnv,
       },
     );
     expect(res.stdout).toContain(`uploaded 1 file for github.com/acme/from-env`);

@@ -11,8 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type RunningServer, startServerProcess } from '../support/process.ts';
+import { useServerProcess } from '../support/use-server-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
@@ -48,19 +47,11 @@ function resolve(pipeline: Record<string, Job>, name: string): Job {
 
 describe('the GitLab CI template of docs/ci.md against a real server', () => {
   const pipeline = gitlabTemplate();
-  let db: TestDatabase;
-  let server: RunningServer;
+  const server = useServerProcess({ org: ORG, token: TOKEN });
   let project: string;
   let bin: string;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    server = await startServerProcess({
-      ...db.env,
-      MAINLINE_BOOTSTRAP_ORG: ORG,
-      MAINLINE_BOOTSTRAP_TOKEN: TOKEN,
-      MAINLINE_RATE_LIMIT: '0',
-    });
+  beforeAll(() => {
     project = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-gitlab-project-'));
     bin = fs.mkdtempSync(path.join(os.tmpdir(), 'mainline-gitlab-bin-'));
     const test = `mkdir -p reports && cp "$FIXTURE" reports/unit.xml && exit "\${TEST_EXIT:-0}"`;
@@ -79,9 +70,7 @@ describe('the GitLab CI template of docs/ci.md against a real server', () => {
       }),
     );
   });
-  afterAll(async () => {
-    await server?.stop();
-    await db?.cleanup();
+  afterAll(() => {
     fs.rmSync(project, { recursive: true, force: true });
     fs.rmSync(bin, { recursive: true, force: true });
   });
@@ -137,38 +126,28 @@ describe('the GitLab CI template of docs/ci.md against a real server', () => {
 
   it('unit-tests: a failed test that is not quarantined fails the job; the results land under the GitLab project', async () => {
     const res = await runJob('unit-tests', {
-      MAINLINE_URL: server.url,
-      MAINLINE_TOKEN: TOKEN,
-      MAINLINE_ORG: ORG,
+      ...server.clientEnv,
       FIXTURE: path.join(FIXTURES, '09-pytest-single-line.xml'),
       TEST_EXIT: '1',
     });
     expect(res.stderr).toContain('uploaded 1 file for gitlab.example.com/acme/platform/web');
     expect(res.stderr).toContain('failed test(s) not quarantined');
     expect(res.code).toBe(1);
-    const repo = await fetch(`${server.url}/v1/repositories/get`, {
-      method: 'POST',
-      headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        repo: { host: 'gitlab.example.com', owner: 'acme/platform', name: 'web' },
-        org_url_slug: ORG,
-      }),
+    const repo = await server.post('/v1/repositories/get', {
+      repo: { host: 'gitlab.example.com', owner: 'acme/platform', name: 'web' },
+      org_url_slug: ORG,
     });
     expect(repo.status).toBe(200);
   });
 
   it('unit-tests: a passing run passes; upload-test-results sends the reports a test job left', async () => {
     const passing = await runJob('unit-tests', {
-      MAINLINE_URL: server.url,
-      MAINLINE_TOKEN: TOKEN,
-      MAINLINE_ORG: ORG,
+      ...server.clientEnv,
       FIXTURE: path.join(FIXTURES, '02-trunk-analytics-cli-googletest-pass-retry.xml'),
     });
     expect(passing.code).toBe(0);
     const upload = await runJob('upload-test-results', {
-      MAINLINE_URL: server.url,
-      MAINLINE_TOKEN: TOKEN,
-      MAINLINE_ORG: ORG,
+      ...server.clientEnv,
       CI_JOB_NAME: 'upload-test-results',
     });
     expect(upload.stdout).toContain('uploaded 1 file for gitlab.example.com/acme/platform/web');

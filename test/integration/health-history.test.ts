@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { BROKEN_ON_MAIN, updateRepositorySettings } from '../support/settings.ts';
 import { sweepContext } from '../support/sweep.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 import { junitXml, upload } from '../support/upload.ts';
@@ -127,28 +128,9 @@ describe('a scripted history seen through the flaky-tests endpoints', () => {
   });
 
   it('a high failure rate on main → BROKEN, which is never auto-quarantined', async () => {
-    const settings = await t.post(
-      '/v1/flaky-tests/update-repository-settings',
-      {
-        ...scope,
-        settings: {
-          monitors: {
-            failure_rate: [
-              {
-                id: 'broken-on-main',
-                name: 'Broken on main',
-                detection_type: 'broken',
-                activation_threshold: 0.8,
-                window_hours: 6,
-                min_sample_size: 3,
-                branches: ['main'],
-              },
-            ],
-          },
-        },
-      },
-      token,
-    );
+    const settings = await updateRepositorySettings(t, token, {
+      monitors: { failure_rate: [BROKEN_ON_MAIN] },
+    });
     expect(settings.statusCode).toBe(200);
     expect(settings.json().settings.monitors.failure_rate[0]).toMatchObject({
       id: 'broken-on-main',

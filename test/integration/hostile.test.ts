@@ -8,16 +8,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
-import {
-  buildTar,
-  concat,
-  END_OF_ARCHIVE,
-  frameHeader,
-  rawBlock,
-  rleBlock,
-  tarHeader,
-  zstdStored,
-} from '../support/bundles.ts';
+import { buildTar, concat, END_OF_ARCHIVE, tarHeader, zeroEntriesBomb, zstdStored } from '../support/bundles.ts';
 import { storedTestNames } from '../support/reads.ts';
 import { listRoutes, openApiOperations, routeKey } from '../support/routes.ts';
 import { bundleMeta, putBundle } from '../support/seed.ts';
@@ -151,18 +142,6 @@ describe('hostile JUnit files through POST /v1/test-results/upload', () => {
   });
 });
 
-/** A zstd frame whose tar holds `count` entries of `size` zero bytes, as RLE blocks: tiny in, huge out. */
-function zeroEntriesBomb(count: number, size: number, name = (i: number) => `junit/${i}`): Uint8Array {
-  const BLOCK = 128 * 1024;
-  const parts = [frameHeader({ windowLog: 17 })];
-  for (let i = 0; i < count; i++) {
-    parts.push(rawBlock(tarHeader(name(i), size)));
-    for (let left = size; left > 0; left -= BLOCK) parts.push(rleBlock(0, Math.min(BLOCK, left)));
-  }
-  parts.push(rawBlock(END_OF_ARCHIVE, true));
-  return concat(parts);
-}
-
 describe('hostile bundles through the signed PUT /v1/metrics/bundle-uploads/:id', () => {
   const t = useTestApp({ env: { MAINLINE_MAX_FILE_BYTES: String(MiB) } });
 
@@ -178,7 +157,7 @@ describe('hostile bundles through the signed PUT /v1/metrics/bundle-uploads/:id'
 
   it('a zstd bomb is stopped at the 512 MiB total cap with 413, without reading it all', async () => {
     // 600 entries of 1 MiB (each at the per-file cap) = 600 MiB of output from ~1 MiB of input.
-    const bomb = zeroEntriesBomb(600, MiB - 512);
+    const bomb = zeroEntriesBomb(600, MiB - 512, (i) => `junit/${i}`);
     expect(bomb.length).toBeLessThan(2 * MiB);
     const { value: res, ms } = await timed(putBundle(t, await signedUrl(), bomb));
     expect(res.statusCode, res.body).toBe(413);
@@ -190,7 +169,7 @@ describe('hostile bundles through the signed PUT /v1/metrics/bundle-uploads/:id'
   });
 
   it('an entry over MAINLINE_MAX_FILE_BYTES is refused from its header, at once', async () => {
-    const bomb = zeroEntriesBomb(1, 200 * MiB);
+    const bomb = zeroEntriesBomb(1, 200 * MiB, () => 'junit/0');
     const { value: res, ms } = await timed(putBundle(t, await signedUrl(), bomb));
     expect(res.statusCode).toBe(413);
     expect(res.json().error.message).toMatch(/per-file limit is 1 MiB/);

@@ -3,14 +3,13 @@
 // from their rows) and counts those that had one; retention takes an upload's durations back out; the
 // migration fills them from the stored rows; durationsByTest and durationTrend read them.
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { migrations } from '../../src/store/migrations/index.ts';
 import { durationsByTest, durationTrend } from '../../src/store/uploads/durations.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { REPO } from '../support/app.ts';
+import { migratorOf } from '../support/migrations.ts';
 import { repositoryRow } from '../support/reads.ts';
 import { upload } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
@@ -135,10 +134,7 @@ describe('durations in the hourly rollups', () => {
     ]);
 
     // Migration 0023 fills the durations from the stored rows.
-    const migrator = new Migrator({
-      db: db(),
-      provider: { getMigrations: async () => ({ ...migrations }) },
-    });
+    const migrator = migratorOf(db());
     expect((await migrator.migrateTo('0022_queue_rows')).error).toBeUndefined();
     const { rows } = await sql<{ n: number }>`select count(*) as n from test_run_hours`.execute(db());
     expect(Number(rows[0]?.n)).toBeGreaterThan(0);

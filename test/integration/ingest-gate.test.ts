@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
+import { answerOf, type HttpAnswer } from '../support/http-answer.ts';
 import { uploadCount } from '../support/reads.ts';
 import { tenantBundle } from '../support/seed.ts';
 import { junitXml, multipart } from '../support/upload.ts';
@@ -63,14 +64,7 @@ function heldRequest(
     method,
     headers: { ...headers, 'content-length': body.payload.length },
   });
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    request.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-    });
-    request.on('error', reject);
-  });
+  const answer = answerOf(request);
   request.write(body.payload.subarray(0, cut));
   return {
     request,
@@ -101,6 +95,8 @@ function tricklingPut(url: string, signedUrl: string, bundle: Uint8Array) {
 }
 
 const TRICKLED = 4000;
+
+type Trickling = ReturnType<typeof trickling>;
 
 function trickling(held: ReturnType<typeof heldRequest>, payload: Buffer) {
   const body = { payload };
@@ -141,6 +137,36 @@ function post(url: string, token: string, body: { payload: Buffer; contentType: 
   }).then(async (r) => ({ status: r.status, body: await r.text() }));
 }
 
+/** Organization `other`'s upload of one failing test, sent whole. */
+function postFailingOfOther(url: string, token: string, sha: string) {
+  return post(
+    url,
+    token,
+    multipart({ repo: REPO, org_url_slug: 'other', branch: 'main', commit_sha: sha }, [
+      { name: 'b.xml', content: junitXml([{ name: 'fast', fail: 'boom' }]) },
+    ]),
+  );
+}
+
+/** The answers of the slow requests, each pushing A0, A1, … to `done` when it comes. */
+function recordAnswers(slow: Trickling[], done: string[]): Promise<HttpAnswer>[] {
+  return slow.map((u, i) =>
+    u.answer.then((r) => {
+      done.push(`A${i}`);
+      return r;
+    }),
+  );
+}
+
+/** Sends the rest of the slow bodies: each is then answered 200 with its one test, and no turn is held. */
+async function finishSlow(app: TestApp, slow: Trickling[], answered: Promise<HttpAnswer>[]): Promise<void> {
+  for (const u of slow) u.finish();
+  const answers = await Promise.all(answered);
+  expect(answers.map((a) => a.status)).toEqual([200, 200]);
+  expect(answers.map((a) => JSON.parse(a.body).counts.test_cases)).toEqual([1, 1]);
+  expect(await gauge(app, 'mainline_ingest_uploads_active')).toBe(0);
+}
+
 describe('ingest turns and slow clients', () => {
   it('two uploads of one organization trickling in do not delay another organization’s upload', async () => {
     const { app, url } = await listening();
@@ -155,34 +181,19 @@ describe('ingest turns and slow clients', () => {
         multipart(meta(sha), [{ name: 'a.xml', content: padded(`slow${i}`, 8000) }]),
       ),
     );
-    const slowAnswers = slow.map((u, i) =>
-      u.answer.then((r) => {
-        done.push(`A${i}`);
-        return r;
-      }),
-    );
+    const slowAnswers = recordAnswers(slow, done);
     // Both are sending (a byte at a time) before B uploads, and hold no turn meanwhile.
     await until(async () => slow.every((u) => u.trickled() >= 10));
     expect(await gauge(app, 'mainline_ingest_uploads_active')).toBe(0);
 
-    const b = await post(
-      url,
-      tokenB,
-      multipart({ repo: REPO, org_url_slug: 'other', branch: 'main', commit_sha: '3333333' }, [
-        { name: 'b.xml', content: junitXml([{ name: 'fast', fail: 'boom' }]) },
-      ]),
-    );
+    const b = await postFailingOfOther(url, tokenB, '3333333');
     done.push('B');
     expect(b.status, b.body).toBe(200);
     expect(JSON.parse(b.body).counts.failures).toBe(1);
     // B was answered while A's were still arriving.
     expect(done).toEqual(['B']);
 
-    for (const u of slow) u.finish();
-    const answers = await Promise.all(slowAnswers);
-    expect(answers.map((a) => a.status)).toEqual([200, 200]);
-    expect(answers.map((a) => JSON.parse(a.body).counts.test_cases)).toEqual([1, 1]);
-    expect(await gauge(app, 'mainline_ingest_uploads_active')).toBe(0);
+    await finishSlow(app, slow, slowAnswers);
   }, 30_000);
 
   it('two bundle PUTs of one organization trickling in delay neither another organization’s upload nor its bundle PUT', async () => {
@@ -205,24 +216,13 @@ describe('ingest turns and slow clients', () => {
         ),
       ),
     );
-    const slowAnswers = slow.map((u, i) =>
-      u.answer.then((r) => {
-        done.push(`A${i}`);
-        return r;
-      }),
-    );
+    const slowAnswers = recordAnswers(slow, done);
     // Both are sending (a byte at a time) and hold their URL's claim, but no ingest turn.
     await until(async () => slow.every((u) => u.trickled() >= 10));
     expect(await gauge(app, 'mainline_ingest_uploads_active')).toBe(0);
     expect(await gauge(app, 'mainline_ingest_uploads_waiting')).toBe(0);
 
-    const b = await post(
-      url,
-      tokenB,
-      multipart({ repo: REPO, org_url_slug: 'other', branch: 'main', commit_sha: '6666666' }, [
-        { name: 'b.xml', content: junitXml([{ name: 'fast', fail: 'boom' }]) },
-      ]),
-    );
+    const b = await postFailingOfOther(url, tokenB, '6666666');
     done.push('B upload');
     expect(b.status, b.body).toBe(200);
     const put = new URL(await signedUrl(tokenB, 'other'));
@@ -237,11 +237,7 @@ describe('ingest turns and slow clients', () => {
     expect(done).toEqual(['B upload', 'B bundle']);
     expect(slow.every((u) => u.trickled() >= 10)).toBe(true);
 
-    for (const u of slow) u.finish();
-    const answers = await Promise.all(slowAnswers);
-    expect(answers.map((a) => a.status)).toEqual([200, 200]);
-    expect(answers.map((a) => JSON.parse(a.body).counts.test_cases)).toEqual([1, 1]);
-    expect(await gauge(app, 'mainline_ingest_uploads_active')).toBe(0);
+    await finishSlow(app, slow, slowAnswers);
   }, 30_000);
 
   it('cuts an upload whose body stops arriving with 408 after MAINLINE_BODY_STALL_SECONDS', async () => {
@@ -279,14 +275,7 @@ describe('ingest turns and slow clients', () => {
       method: 'PUT',
       headers: { 'content-type': 'application/octet-stream', 'content-length': 100_000 },
     });
-    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      request.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      });
-      request.on('error', reject);
-    });
+    const answer = answerOf(request);
     // A zstd frame's magic, then nothing more.
     request.write(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]));
     const res = await answer;

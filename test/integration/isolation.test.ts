@@ -68,6 +68,17 @@ interface Case {
 const post = (url: string, body: unknown): Req => ({ method: 'POST', url, body });
 const get = (url: string): Req => ({ method: 'GET', url });
 const postForm = (url: string, form: Record<string, string>): Req => ({ method: 'POST', url, form });
+
+/** A's webhook named by id to a route that takes one, alone and with A's org: 404 either way. */
+const foreignWebhookProbes = (url: string): Probe[] => [
+  { what: 'A’s webhook', phase: 'foreign', expect: 404, request: (s) => post(url, { id: s.a.webhookId }) },
+  {
+    what: 'A’s webhook in A’s org',
+    phase: 'foreign',
+    expect: 404,
+    request: (s) => post(url, { id: s.a.webhookId, org_url_slug: s.a.slug }),
+  },
+];
 const scope = (s: Tenants) => ({ repo: s.a.repo, org_url_slug: s.b.slug });
 const aScope = (s: Tenants) => ({ repo: s.a.repo, org_url_slug: s.a.slug });
 const queueRef = (s: Tenants) => ({ repo: s.a.repo, targetBranch: s.a.targetBranch });
@@ -137,6 +148,12 @@ const emptyList =
   (res: LightMyRequestResponse): void => {
     expect(res.json()[field], `${field} of B's answer`).toEqual([]);
   };
+
+/** A queue's listing: A's queue a 404; B's own same-named queue answers with `field` empty. */
+const queueListing = (url: string, field: string): Probe[] =>
+  queueScoped(url, () => ({}), 'own').map((p) =>
+    p.phase === 'same-ref' ? { ...p, check: emptyList(field) } : p,
+  );
 
 function uploadRequest(meta: object, files: { name: string; content: string }[]): Req {
   const body = multipart(meta, files);
@@ -456,9 +473,7 @@ const CASES: Record<string, Case> = {
   },
   'POST /v1/getQueue': {
     auth: 'token',
-    probes: queueScoped('/v1/getQueue', () => ({}), 'own').map((p) =>
-      p.phase === 'same-ref' ? { ...p, check: emptyList('enqueuedPullRequests') } : p,
-    ),
+    probes: queueListing('/v1/getQueue', 'enqueuedPullRequests'),
   },
   'POST /v1/updateQueue': {
     auth: 'token',
@@ -518,9 +533,7 @@ const CASES: Record<string, Case> = {
   },
   'POST /v1/listPullRequests': {
     auth: 'token',
-    probes: queueScoped('/v1/listPullRequests', () => ({}), 'own').map((p) =>
-      p.phase === 'same-ref' ? { ...p, check: emptyList('pullRequests') } : p,
-    ),
+    probes: queueListing('/v1/listPullRequests', 'pullRequests'),
   },
   'POST /v1/getMergeQueueTestingDetails': {
     auth: 'token',
@@ -655,40 +668,8 @@ const CASES: Record<string, Case> = {
       },
     ],
   },
-  'POST /v1/webhooks/delete': {
-    auth: 'token',
-    probes: [
-      {
-        what: 'A’s webhook',
-        phase: 'foreign',
-        expect: 404,
-        request: (s) => post('/v1/webhooks/delete', { id: s.a.webhookId }),
-      },
-      {
-        what: 'A’s webhook in A’s org',
-        phase: 'foreign',
-        expect: 404,
-        request: (s) => post('/v1/webhooks/delete', { id: s.a.webhookId, org_url_slug: s.a.slug }),
-      },
-    ],
-  },
-  'POST /v1/webhooks/deliveries': {
-    auth: 'token',
-    probes: [
-      {
-        what: 'A’s webhook',
-        phase: 'foreign',
-        expect: 404,
-        request: (s) => post('/v1/webhooks/deliveries', { id: s.a.webhookId }),
-      },
-      {
-        what: 'A’s webhook in A’s org',
-        phase: 'foreign',
-        expect: 404,
-        request: (s) => post('/v1/webhooks/deliveries', { id: s.a.webhookId, org_url_slug: s.a.slug }),
-      },
-    ],
-  },
+  'POST /v1/webhooks/delete': { auth: 'token', probes: foreignWebhookProbes('/v1/webhooks/delete') },
+  'POST /v1/webhooks/deliveries': { auth: 'token', probes: foreignWebhookProbes('/v1/webhooks/deliveries') },
 
   // The web dashboard: B signed in (its session cookie) asks for A's pages, by A's org and under its own.
   'GET /': {
@@ -957,6 +938,17 @@ const probes = (phase: Probe['phase']) =>
 describe('tenant isolation, route by route', () => {
   let s: Tenants;
   let baseline: Record<string, string[]>;
+
+  /** B sends the probe's request: the answer it expects, nothing of A's in it, and A's data unchanged after. */
+  const runProbe = async ({ p, c }: ReturnType<typeof probes>[number]) => {
+    const req = await p.request(s);
+    const res = await asB(s, req, c.auth);
+    checkAnswer(res, p.expect);
+    expect(leaks(s, req, res), 'A’s data in B’s answer').toEqual([]);
+    p.check?.(res, s);
+    expect(await snapshotTenant(s), 'A’s data after B’s request').toEqual(baseline);
+  };
+
   /** Every route the app serves, read from the app under test. */
   let served: ReturnType<typeof listRoutes>;
 
@@ -1031,14 +1023,7 @@ describe('tenant isolation, route by route', () => {
     }
   });
 
-  it.each(probes('foreign').map((x) => [x.name, x] as const))('%s', async (_name, { p, c }) => {
-    const req = await p.request(s);
-    const res = await asB(s, req, c.auth);
-    checkAnswer(res, p.expect);
-    expect(leaks(s, req, res), 'A’s data in B’s answer').toEqual([]);
-    p.check?.(res, s);
-    expect(await snapshotTenant(s), 'A’s data after B’s request').toEqual(baseline);
-  });
+  it.each(probes('foreign').map((x) => [x.name, x] as const))('%s', (_name, probe) => runProbe(probe));
 
   it('pages outside /v1 (the dashboard rule) show nothing of A’s to an anonymous visitor or to B', async () => {
     // The exempt ones too (docs, metrics, health): no GET outside /v1 may show A's data.
@@ -1075,14 +1060,7 @@ describe('tenant isolation, route by route', () => {
     expect(await snapshotTenant(s)).toEqual(baseline);
   });
 
-  it.each(probes('same-ref').map((x) => [x.name, x] as const))('%s', async (_name, { p, c }) => {
-    const req = await p.request(s);
-    const res = await asB(s, req, c.auth);
-    checkAnswer(res, p.expect);
-    expect(leaks(s, req, res), 'A’s data in B’s answer').toEqual([]);
-    p.check?.(res, s);
-    expect(await snapshotTenant(s), 'A’s data after B’s request').toEqual(baseline);
-  });
+  it.each(probes('same-ref').map((x) => [x.name, x] as const))('%s', (_name, probe) => runProbe(probe));
 });
 
 function paramValue(s: Tenants, name: string): string {

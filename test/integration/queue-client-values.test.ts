@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { testingDetails } from '../support/queue-api.ts';
 
 /** Values real Trunk clients send or expect on the merge-queue API, taken as they are on the wire. */
 describe('merge-queue values of real clients', () => {
@@ -40,14 +41,7 @@ describe('merge-queue values of real clients', () => {
     await s.settle();
     const runs = await s.runsInProgress();
     expect(runs.map((r) => r.tested)).toEqual([[1], [2], [3]]);
-    const details = async (i: number) =>
-      (
-        await s!.post('/v1/getMergeQueueTestingDetails', {
-          repo: REPO,
-          targetBranch: 'main',
-          testRunId: runs[i]!.id,
-        })
-      ).json();
+    const details = (i: number) => testingDetails(s!, REPO, runs[i]!.id);
     // Everything after an "everything" PR depends on it, whatever its own targets.
     expect(await details(0)).toMatchObject({ dependentPrs: [], impactedTargetsForTestedPrs: ['ALL'] });
     expect(await details(1)).toMatchObject({ dependentPrs: [1], impactedTargetsForTestedPrs: ['b'] });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { testingDetails } from '../support/queue-api.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 type Mode = 'off' | 'ignore_quarantined' | 'retry_flaky';
@@ -74,9 +75,7 @@ describe('a flake-aware merge queue', () => {
       decision: 'ignored_quarantined',
       tests: [{ name: 'test_flaky', quarantined: true }],
     });
-    const details = (
-      await s.post('/v1/getMergeQueueTestingDetails', { repo: REPO, targetBranch: 'main', testRunId: runId })
-    ).json();
+    const details = await testingDetails(s, REPO, runId);
     expect(details).toMatchObject({
       status: 'succeeded',
       testResults: { uploads: 1, testCases: 2, failures: 1 },
@@ -106,9 +105,7 @@ describe('a flake-aware merge queue', () => {
     const retry = (await s.runsInProgress()).find((r) => r.tested.includes(1));
     expect(retry?.id).toBeDefined();
     expect(retry?.id).not.toBe(first);
-    const judged = (
-      await s.post('/v1/getMergeQueueTestingDetails', { repo: REPO, targetBranch: 'main', testRunId: first })
-    ).json();
+    const judged = await testingDetails(s, REPO, first);
     expect(judged.flakeProtection).toMatchObject({
       decision: 'retried_flaky',
       tests: [{ name: 'test_flappy', quarantined: false, status: 'FLAKY' }],
@@ -151,9 +148,7 @@ describe('a flake-aware merge queue', () => {
     await s.settle();
     const runId = await runFails(s, [], [], false);
     expect((await s.pr(1)).state).toBe('failed');
-    const details = (
-      await s.post('/v1/getMergeQueueTestingDetails', { repo: REPO, targetBranch: 'main', testRunId: runId })
-    ).json();
+    const details = await testingDetails(s, REPO, runId);
     expect(details.flakeProtection).toMatchObject({ decision: 'no_results' });
   });
 

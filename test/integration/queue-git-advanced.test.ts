@@ -3,6 +3,7 @@ import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { QueueRunner } from '../../src/runner/queue-runner.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { testingDetails } from '../support/queue-api.ts';
 import { repositoryRow } from '../support/reads.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -148,13 +149,7 @@ describe('merge-queue behaviours on a real git repository', () => {
     await s.settle();
     const runs = await s.runsInProgress();
     expect(runs.map((r) => r.tested)).toEqual([[1], [2]]);
-    const details = (
-      await s.post('/v1/getMergeQueueTestingDetails', {
-        repo: REPO,
-        targetBranch: 'main',
-        testRunId: runs[1]!.id,
-      })
-    ).json();
+    const details = await testingDetails(s, REPO, runs[1]!.id);
     expect(details).toMatchObject({
       dependentPrs: [],
       impactedTargets: ['b'],

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { testingDetails } from '../support/queue-api.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
 import { trunkValidator } from '../support/trunk-schema.ts';
 
@@ -28,13 +29,7 @@ describe('the merge queue on a real git repository', () => {
     for (const p of queued) expect(validEnqueued(p)).toEqual([]);
     const runs = await s.runsInProgress();
     expect(runs.map((r) => r.tested)).toEqual([[1], [2]]);
-    const details = (
-      await s.post('/v1/getMergeQueueTestingDetails', {
-        repo: REPO,
-        targetBranch: 'main',
-        testRunId: runs[1]!.id,
-      })
-    ).json();
+    const details = await testingDetails(s, REPO, runs[1]!.id);
     expect(details).toMatchObject({
       testBranch: expect.stringMatching(/^mainline-merge\/pr-2\//),
       testBranchSha: runs[1]!.sha,
@@ -47,13 +42,7 @@ describe('the merge queue on a real git repository', () => {
     expect(s.history()).toEqual(['Add b (#2)', 'Add a (#1)', 'Initial commit']);
     expect((await s.pr(1)).state).toBe('merged');
     expect((await s.pr(2)).state).toBe('merged');
-    const done = (
-      await s.post('/v1/getMergeQueueTestingDetails', {
-        repo: REPO,
-        targetBranch: 'main',
-        testRunId: runs[1]!.id,
-      })
-    ).json();
+    const done = await testingDetails(s, REPO, runs[1]!.id);
     expect(done).toMatchObject({
       status: 'succeeded',
       statusChecks: [{ context: 'ci', state: 'SUCCESS', url: `https://ci.example/${runs[1]!.id}` }],
@@ -105,13 +94,7 @@ describe('the merge queue on a real git repository', () => {
     await s.submit(1);
     await s.settle();
     const [run] = await s.runsInProgress();
-    const details = (
-      await s.post('/v1/getMergeQueueTestingDetails', {
-        repo: REPO,
-        targetBranch: 'main',
-        testRunId: run!.id,
-      })
-    ).json();
+    const details = await testingDetails(s, REPO, run!.id);
     expect(details).toMatchObject({
       requiredStatuses: ['build', 'test'],
       requiredStatusesSource: 'service_config',
@@ -270,13 +253,7 @@ describe('the merge queue on a real git repository', () => {
     expect(Object.keys(live.prs)).toEqual([]);
     expect(Object.keys(live.runs)).toEqual([]);
     expect(await s.pr(1)).toMatchObject({ state: 'merged', prTitle: 'Change 1' });
-    const details = (
-      await s.post('/v1/getMergeQueueTestingDetails', {
-        repo: REPO,
-        targetBranch: 'main',
-        testRunId: runs[0]!.id,
-      })
-    ).json();
+    const details = await testingDetails(s, REPO, runs[0]!.id);
     expect(details).toMatchObject({
       status: 'succeeded',
       testedPullRequests: [{ prNumber: 1, title: 'Change 1' }],

@@ -4,10 +4,10 @@
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createCaches } from '../../src/app/caches.ts';
 import { applyEvent } from '../../src/app/queue/apply.ts';
-import { openDatabase } from '../../src/db/database.ts';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { queueId } from '../support/reads.ts';
+import { replicaHandle, submittedPr } from '../support/replica.ts';
 
 describe('getQueue with parsed states kept in memory', () => {
   let s: GitScenario | undefined;
@@ -26,27 +26,13 @@ describe('getQueue with parsed states kept in memory', () => {
     expect(await numbers(s)).toEqual([]);
     // Another replica on the same database (a handle and caches of its own, so states it saves are
     // not cached here) saves a new state: nothing in this process is told.
-    const other = openDatabase({
-      databaseUrl: s.t.db.env['DATABASE_URL'],
-      dataDir: s.t.db.env['MAINLINE_DATA_DIR'] ?? '',
-      poolSize: 2,
-    });
+    const other = replicaHandle(s.t.db);
     onTestFinished(() => other.close());
     const db = other.db;
     const replica = { db, caches: createCaches(s.t.config) };
     const id = await queueId(db);
-    const sha = (n: number) => n.toString(16).padStart(40, 'b');
     for (const n of [7, 8]) {
-      const pr = {
-        number: n,
-        title: `PR ${n}`,
-        author: 'dev',
-        headSha: sha(n),
-        baseSha: sha(1),
-        baseBranch: 'main',
-        mergeability: 'mergeable' as const,
-      };
-      await applyEvent(replica, id, { type: 'pr_submitted', pr }, s.clock);
+      await applyEvent(replica, id, { type: 'pr_submitted', pr: submittedPr(n, 'b') }, s.clock);
       const listed = await numbers(s);
       expect(listed).toEqual(n === 7 ? [7] : [7, 8]);
     }

@@ -36,7 +36,7 @@ describe('read caches', () => {
     expect((await getRepo(token)).statusCode).toBe(200);
     // Held: the next request does not look the token up.
     expect((await statements(() => getRepo(token))).filter((q) => q.includes('api_tokens'))).toEqual([]);
-    await revokeToken(t.db.database.db, await apiTokenId(t, token), clock);
+    await revokeToken(t.db.database.db, await apiTokenId(t, token), clock, t.caches.tokens);
     const res = await getRepo(token);
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('INVALID_TOKEN');

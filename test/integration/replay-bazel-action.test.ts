@@ -17,6 +17,7 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GH_REPO, GitHubScenario } from '../support/github-scenario.ts';
+import { submitPr, testingDetails } from '../support/queue-api.ts';
 
 const { owner, name } = GH_REPO;
 
@@ -103,24 +104,11 @@ describe('trunk-io/bazel-action against Mainline', () => {
   };
   const upload = async (n: number, targetsFile: string | 'ALL', apiToken = s!.token) =>
     curlPost(port(), { apiToken, prNumber: n, prSha: await head(n), targetBranch: 'main', targetsFile });
-  const submit = async (n: number) => {
-    const res = await s!.post('/v1/submitPullRequest', {
-      repo: GH_REPO,
-      targetBranch: 'main',
-      pr: { number: n },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-  };
+  const submit = (n: number) => submitPr(s!, GH_REPO, n);
   const detailsByPr = async () => {
     const out = new Map<number, { impactedTargetsForTestedPrs: string[]; dependentPrs: number[] }>();
     for (const run of await s!.runsInProgress()) {
-      const res = await s!.post('/v1/getMergeQueueTestingDetails', {
-        repo: GH_REPO,
-        targetBranch: 'main',
-        testRunId: run.id,
-      });
-      expect(res.statusCode, res.body).toBe(200);
-      out.set(run.tested.at(-1)!, res.json());
+      out.set(run.tested.at(-1)!, await testingDetails(s!, GH_REPO, run.id));
     }
     return out;
   };

@@ -21,6 +21,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GH_REPO, GitHubScenario } from '../support/github-scenario.ts';
+import { submitPr, testingDetails } from '../support/queue-api.ts';
 import { type RawResponse, rawRequest } from '../support/raw-http.ts';
 import { impactedTargetRows } from '../support/reads.ts';
 
@@ -92,10 +93,39 @@ async function openPr(scenario: GitHubScenario, head: string) {
   return { number, sha: (await scenario.sim.pullRequest(owner, name, number)).head.sha };
 }
 
+/** A PR (head `head`) and the id of a workflow run on it from a fork, begun five minutes ago. */
+async function forkPrWithRun(scenario: GitHubScenario, head: string) {
+  const pr = await openPr(scenario, head);
+  const runId = await scenario.sim.startWorkflowRun(owner, name, {
+    headSha: pr.sha,
+    headRepository: 'contributor/widgets',
+    startedAt: scenario.clock - 5 * 60_000,
+  });
+  return { pr, runId };
+}
+
+/** The step's env on a fork's run: no token, the run id in its place. */
+function forkStep(
+  pr: { number: number; sha: string },
+  runId: number,
+  targets: Pick<StepEnv, 'targetsFile' | 'IMPACTS_ALL_DETECTED'>,
+): StepEnv {
+  return {
+    API_TOKEN: '',
+    RUN_ID: String(runId),
+    IS_FORK: 'true',
+    PR_NUMBER: String(pr.number),
+    PR_BRANCH_HEAD_SHA: pr.sha,
+    ...targets,
+  };
+}
+
+const portOf = (scenario: GitHubScenario) => (scenario.t.app.server.address() as AddressInfo).port;
+
 describe('replay: trunk-io/merge-action upload_impacted_targets.sh', () => {
   it('a PR of the repository: the token path, a list (empty lines dropped), "ALL" and an empty file', async () => {
     s = await GitHubScenario.create();
-    const port = (s.t.app.server.address() as AddressInfo).port;
+    const port = portOf(s);
     const [one, two, three] = [await openPr(s, 'one'), await openPr(s, 'two'), await openPr(s, 'three')];
     const base = { API_TOKEN: s.token, RUN_ID: '8812345678', IS_FORK: 'false' } as const;
     const sent: [typeof one, string, 'true' | 'false'][] = [
@@ -124,63 +154,29 @@ describe('replay: trunk-io/merge-action upload_impacted_targets.sh', () => {
 
   it("a fork's PR: no token, the run id verified through GitHub; the PR then takes its targets in the queue", async () => {
     s = await GitHubScenario.create({ directMergeMode: 'off', mode: 'parallel' });
-    const port = (s.t.app.server.address() as AddressInfo).port;
-    const pr = await openPr(s, 'fork-fix');
-    const runId = await s.sim.startWorkflowRun(owner, name, {
-      headSha: pr.sha,
-      headRepository: 'contributor/widgets',
-      startedAt: s.clock - 5 * 60_000,
-    });
-    const res = await step(port, {
-      API_TOKEN: '',
-      RUN_ID: String(runId),
-      IS_FORK: 'true',
-      PR_NUMBER: String(pr.number),
-      PR_BRANCH_HEAD_SHA: pr.sha,
-      targetsFile: '//docs:site\n',
-      IMPACTS_ALL_DETECTED: 'false',
-    });
+    const { pr, runId } = await forkPrWithRun(s, 'fork-fix');
+    const res = await step(
+      portOf(s),
+      forkStep(pr, runId, { targetsFile: '//docs:site\n', IMPACTS_ALL_DETECTED: 'false' }),
+    );
     expect(scriptOutcome(res), res.body).toEqual({ exit: 0, printed: null });
     expect(s.sim.requestsTo('GET', `/repos/${owner}/${name}/actions/runs/${runId}`)).toHaveLength(1);
     // A maintainer queues the PR; its run tests it with the targets the fork's run uploaded.
-    const submitted = await s.post('/v1/submitPullRequest', {
-      repo: GH_REPO,
-      targetBranch: 'main',
-      pr: { number: pr.number },
-    });
-    expect(submitted.statusCode, submitted.body).toBe(200);
+    await submitPr(s, GH_REPO, pr.number);
     await s.headGreen(pr.number);
     await s.settle();
     const [run] = await s.runsInProgress();
     expect(run?.tested).toEqual([pr.number]);
-    const details = await s.post('/v1/getMergeQueueTestingDetails', {
-      repo: GH_REPO,
-      targetBranch: 'main',
-      testRunId: run?.id,
+    expect(await testingDetails(s, GH_REPO, run!.id)).toMatchObject({
+      impactedTargetsForTestedPrs: ['//docs:site'],
     });
-    expect(details.statusCode, details.body).toBe(200);
-    expect(details.json()).toMatchObject({ impactedTargetsForTestedPrs: ['//docs:site'] });
   });
 
   it("a fork's run GitHub cannot vouch for: 401, and the script prints the message saying why", async () => {
     s = await GitHubScenario.create();
-    const port = (s.t.app.server.address() as AddressInfo).port;
-    const pr = await openPr(s, 'fork-late');
-    const runId = await s.sim.startWorkflowRun(owner, name, {
-      headSha: pr.sha,
-      headRepository: 'contributor/widgets',
-      startedAt: s.clock - 5 * 60_000,
-    });
+    const { pr, runId } = await forkPrWithRun(s, 'fork-late');
     s.sim.completeWorkflowRun(owner, name, runId);
-    const res = await step(port, {
-      API_TOKEN: '',
-      RUN_ID: String(runId),
-      IS_FORK: 'true',
-      PR_NUMBER: String(pr.number),
-      PR_BRANCH_HEAD_SHA: pr.sha,
-      targetsFile: '',
-      IMPACTS_ALL_DETECTED: 'true',
-    });
+    const res = await step(portOf(s), forkStep(pr, runId, { targetsFile: '', IMPACTS_ALL_DETECTED: 'true' }));
     expect(res.status).toBe(401);
     const outcome = scriptOutcome(res);
     expect(outcome.exit).toBe(1);

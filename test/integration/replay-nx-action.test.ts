@@ -17,10 +17,11 @@
  *
  * The action runs on the pull_request event, so targets usually arrive before the PR is submitted.
  */
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GH_REPO, GitHubScenario } from '../support/github-scenario.ts';
+import { type HttpAnswer, sendRequest } from '../support/http-answer.ts';
+import { submitPr, testingDetails } from '../support/queue-api.ts';
 
 const { owner, name } = GH_REPO;
 
@@ -37,11 +38,6 @@ function pythonJsonDumps(value: unknown): string {
   );
 }
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
 /** The upload step, as the action's environment drives it. */
 interface NxUpload {
   apiToken: string;
@@ -53,46 +49,38 @@ interface NxUpload {
 }
 
 /** POSTs what upload_impacted_targets.py sends, with the headers python-requests 2.31 adds, over a real socket. */
-function nxActionUpload(port: number, u: NxUpload): Promise<Answer> {
+function nxActionUpload(port: number, u: NxUpload): Promise<HttpAnswer> {
   const body = pythonJsonDumps({
     repo: { host: 'github.com', owner, name },
     pr: { number: String(u.prNumber), sha: u.prHeadSha },
     targetBranch: u.targetBranch,
     impactedTargets: u.impactedTargets,
   });
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/v1/setImpactedTargets',
-        agent: false,
-        timeout: 30_000,
-        headers: {
-          'User-Agent': 'python-requests/2.31.0',
-          'Accept-Encoding': 'gzip, deflate',
-          Accept: '*/*',
-          Connection: 'keep-alive',
-          'Content-Type': 'application/json',
-          'x-api-token': u.apiToken,
-          'x-forked-workflow-run-id': u.runId,
-          'Content-Length': Buffer.byteLength(body),
-        },
+  return sendRequest(
+    {
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/v1/setImpactedTargets',
+      agent: false,
+      timeout: 30_000,
+      headers: {
+        'User-Agent': 'python-requests/2.31.0',
+        'Accept-Encoding': 'gzip, deflate',
+        Accept: '*/*',
+        Connection: 'keep-alive',
+        'Content-Type': 'application/json',
+        'x-api-token': u.apiToken,
+        'x-forked-workflow-run-id': u.runId,
+        'Content-Length': Buffer.byteLength(body),
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+    },
+    body,
+  );
 }
 
 /** The action's verdict on an answer: exit code 0 only on 200. */
-const exitCode = (a: Answer) => (a.status === 200 ? 0 : 1);
+const exitCode = (a: HttpAnswer) => (a.status === 200 ? 0 : 1);
 
 describe('trunk-io/nx-action against Mainline', () => {
   let s: GitHubScenario | undefined;
@@ -108,23 +96,8 @@ describe('trunk-io/nx-action against Mainline', () => {
     await s!.headGreen(n);
     return n;
   };
-  const submit = async (n: number) => {
-    const res = await s!.post('/v1/submitPullRequest', {
-      repo: GH_REPO,
-      targetBranch: 'main',
-      pr: { number: n },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-  };
-  const details = async (testRunId: string) => {
-    const res = await s!.post('/v1/getMergeQueueTestingDetails', {
-      repo: GH_REPO,
-      targetBranch: 'main',
-      testRunId,
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  };
+  const submit = (n: number) => submitPr(s!, GH_REPO, n);
+  const details = (testRunId: string) => testingDetails(s!, GH_REPO, testRunId);
 
   it('affected Nx projects uploaded on the pull_request run make a parallel queue test the PR in its own lane', async () => {
     s = await GitHubScenario.create({ mode: 'parallel', directMergeMode: 'off' });

@@ -18,11 +18,11 @@
  * - 409 on createQueue: "already exists, import it"; 404 on getQueue: the resource leaves the state;
  *   400 on deleteQueue: "queue is not empty", set state draining first.
  */
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
 import { GitScenario } from '../support/git-scenario.ts';
+import { type HttpAnswer, sendRequest } from '../support/http-answer.ts';
 
 /** The resource's attributes (terraform names), as the model holds them; undefined: unknown. */
 type Attr = string | number | boolean | string[] | null;
@@ -87,39 +87,26 @@ function goMarshal(value: unknown): string {
   );
 }
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
 /** One attempt of the client's doRequestOnce: POST with its headers and Go's, over a real socket. */
-function postOnce(port: number, token: string, endpoint: string, body: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: `/v1/${endpoint}`,
-        agent: false,
-        headers: {
-          'User-Agent': 'Go-http-client/1.1',
-          'Content-Length': Buffer.byteLength(body),
-          'Content-Type': 'application/json',
-          'X-Api-Token': token,
-          'X-Source': 'terraform',
-          'Accept-Encoding': 'gzip',
-        },
+function postOnce(port: number, token: string, endpoint: string, body: string): Promise<HttpAnswer> {
+  return sendRequest(
+    {
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: `/v1/${endpoint}`,
+      agent: false,
+      headers: {
+        'User-Agent': 'Go-http-client/1.1',
+        'Content-Length': Buffer.byteLength(body),
+        'Content-Type': 'application/json',
+        'X-Api-Token': token,
+        'X-Source': 'terraform',
+        'Accept-Encoding': 'gzip',
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+    },
+    body,
+  );
 }
 
 /** The client's APIError: any status outside 2xx, with the body as text. */
@@ -134,7 +121,7 @@ class ApiError extends Error {
 
 /** doRequest: up to 3 more tries on a 5xx (no back-off needed here), none on a 4xx. */
 async function doRequest(port: number, token: string, endpoint: string, body: object): Promise<string> {
-  let last: Answer = { status: 0, body: '' };
+  let last: HttpAnswer = { status: 0, body: '' };
   for (let attempt = 0; attempt <= 3; attempt++) {
     last = await postOnce(port, token, endpoint, goMarshal(body));
     if (last.status >= 200 && last.status < 300) return last.body;

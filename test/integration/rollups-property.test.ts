@@ -5,14 +5,13 @@
 // upload_passes blobs gives; and get-test-details' rates are the rollups' hour-window counts.
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { migrations } from '../../src/store/migrations/index.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { rebuildRollups } from '../../src/store/uploads/rollups-write.ts';
 import { REPO } from '../support/app.ts';
+import { migratorOf } from '../support/migrations.ts';
 import { storedTestsOf } from '../support/reads.ts';
 import { multipart } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
@@ -271,7 +270,7 @@ describe('test-health rollups', () => {
     for (const { id } of await db().selectFrom('repositories').select('id').execute())
       await rebuildRollups(db(), id);
     expect(await stored()).toEqual(before);
-    const migrator = new Migrator({ db: db(), provider: { getMigrations: async () => ({ ...migrations }) } });
+    const migrator = migratorOf(db());
     const down = await migrator.migrateTo('0017_queue_labels');
     expect(down.error).toBeUndefined();
     expect((await migrateToLatest(t.db.database)).applied).toContain('0018_test_rollups');

@@ -1,10 +1,9 @@
 // Every test has an ordinal of its own within its repository (migration 0011): 0, 1, 2, … in the
 // order the repository first saw its tests, kept for good, continued by later uploads, and given
 // to existing tests by the migration in first-seen order.
-import { Migrator } from 'kysely/migration';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { migrations } from '../../src/store/migrations/index.ts';
+import { migrationsAfter, migratorOf } from '../support/migrations.ts';
 import { repositoryRow, storedTestsOf } from '../support/reads.ts';
 import { junitXml, upload } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
@@ -79,47 +78,12 @@ describe('test ordinals', () => {
 
   it('numbers existing tests by first seen, then id, when the migration runs', async () => {
     const before = await ordinals(WEB);
-    const migrator = new Migrator({
-      db: t.db.database.db,
-      provider: { getMigrations: async () => ({ ...migrations }) },
-    });
+    const migrator = migratorOf(t.db.database.db);
     const down = await migrator.migrateTo('0010_test_passes');
     expect(down.error).toBeUndefined();
-    expect(down.results?.map((r) => r.migrationName)).toEqual([
-      '0028_duration_means',
-      '0027_queue_chart_hours',
-      '0023_ingest_costs',
-      '0022_queue_rows',
-      '0021_run_hours_by_test',
-      '0020_test_cases_by_name',
-      '0019_default_broken_monitor',
-      '0018_test_rollups',
-      '0017_queue_labels',
-      '0016_forge_grants',
-      '0015_failure_text_use',
-      '0014_results_without_test_fk',
-      '0013_failure_texts',
-      '0012_upload_passes',
-      '0011_test_ordinals',
-    ]);
+    expect(down.results?.map((r) => r.migrationName)).toEqual(migrationsAfter('0010_test_passes').reverse());
     const up = await migrateToLatest(t.db.database);
-    expect(up.applied).toEqual([
-      '0011_test_ordinals',
-      '0012_upload_passes',
-      '0013_failure_texts',
-      '0014_results_without_test_fk',
-      '0015_failure_text_use',
-      '0016_forge_grants',
-      '0017_queue_labels',
-      '0018_test_rollups',
-      '0019_default_broken_monitor',
-      '0020_test_cases_by_name',
-      '0021_run_hours_by_test',
-      '0022_queue_rows',
-      '0023_ingest_costs',
-      '0027_queue_chart_hours',
-      '0028_duration_means',
-    ]);
+    expect(up.applied).toEqual(migrationsAfter('0010_test_passes'));
     const after = await ordinals(WEB);
     const expected = [...before.rows]
       .sort((x, y) => x.first_seen_at - y.first_seen_at || (x.id < y.id ? -1 : 1))

@@ -79,6 +79,28 @@ function send(
   return { request, answer };
 }
 
+/** A multipart upload written but for its last 100 bytes, which are never sent. */
+function heldBackUpload(url: string, token: string, body: { payload: Buffer; contentType: string }) {
+  return send(
+    'POST',
+    `${url}/v1/test-results/upload`,
+    { 'x-api-token': token, 'content-type': body.contentType, 'content-length': body.payload.length },
+    [body.payload.subarray(0, body.payload.length - 100)],
+    false,
+  );
+}
+
+/** A bundle PUT to `target` written but for its last 100 bytes, which are never sent. */
+function heldBackPut(target: string, bundle: Buffer) {
+  return send(
+    'PUT',
+    target,
+    { 'content-type': 'application/octet-stream', 'content-length': bundle.length },
+    [bundle.subarray(0, bundle.length - 100)],
+    false,
+  );
+}
+
 /** A one-test file padded with `padding` spaces: 1.5 MiB spills past the spool's 1 MiB in memory. */
 function padded(name: string, padding = 1.5 * 1024 * 1024): string {
   return junitXml([{ name }]).replace('<testsuites>', `<testsuites>${' '.repeat(padding)}`);
@@ -194,13 +216,7 @@ describe('bodies being received are spooled to a file, removed when the request 
     const { app, url, files } = await listening({ MAINLINE_BODY_STALL_SECONDS: '1' });
     const token = await app.token('acme');
     const body = multipart(meta('3333333'), [{ name: 'a.xml', content: padded('stalled') }]);
-    const upload = send(
-      'POST',
-      `${url}/v1/test-results/upload`,
-      { 'x-api-token': token, 'content-type': body.contentType, 'content-length': body.payload.length },
-      [body.payload.subarray(0, body.payload.length - 100)],
-      false,
-    );
+    const upload = heldBackUpload(url, token, body);
     await until(() => files().length === 1);
     const cut = await upload.answer;
     upload.request.destroy();
@@ -208,13 +224,7 @@ describe('bodies being received are spooled to a file, removed when the request 
     await until(() => files().length === 0);
 
     const bundle = Buffer.from(await tenantBundle(REPO, [padded('stalled_bundle')]));
-    const put = send(
-      'PUT',
-      await signedPut(app, url, token),
-      { 'content-type': 'application/octet-stream', 'content-length': bundle.length },
-      [bundle.subarray(0, bundle.length - 100)],
-      false,
-    );
+    const put = heldBackPut(await signedPut(app, url, token), bundle);
     await until(() => files().length === 1);
     const cutPut = await put.answer;
     put.request.destroy();
@@ -227,13 +237,7 @@ describe('bodies being received are spooled to a file, removed when the request 
     const { app, url, files } = await listening();
     const token = await app.token('acme');
     const body = multipart(meta('4444444'), [{ name: 'a.xml', content: padded('aborted') }]);
-    const upload = send(
-      'POST',
-      `${url}/v1/test-results/upload`,
-      { 'x-api-token': token, 'content-type': body.contentType, 'content-length': body.payload.length },
-      [body.payload.subarray(0, body.payload.length - 100)],
-      false,
-    );
+    const upload = heldBackUpload(url, token, body);
     upload.answer.catch(() => {});
     await until(() => files().length === 1);
     upload.request.destroy();
@@ -241,13 +245,7 @@ describe('bodies being received are spooled to a file, removed when the request 
 
     const bundle = Buffer.from(await tenantBundle(REPO, [padded('aborted_bundle')]));
     const target = await signedPut(app, url, token);
-    const put = send(
-      'PUT',
-      target,
-      { 'content-type': 'application/octet-stream', 'content-length': bundle.length },
-      [bundle.subarray(0, bundle.length - 100)],
-      false,
-    );
+    const put = heldBackPut(target, bundle);
     put.answer.catch(() => {});
     await until(() => files().length === 1);
     put.request.destroy();

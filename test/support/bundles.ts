@@ -1,6 +1,7 @@
 /** Builders for bundle tests: hand-written zstd frames (RFC 8878), tar headers and tar archives. */
 import { readFileSync } from 'node:fs';
 import { pack } from 'tar-stream';
+import type { BundleResult } from '../../src/app/bundle/index.ts';
 
 export const FIXTURES = new URL('../fixtures/bundles/', import.meta.url);
 export const JUNIT_FIXTURES = new URL('../fixtures/junit/', import.meta.url);
@@ -65,6 +66,24 @@ export function zstdStored(data: Uint8Array, blockSize = 128 * 1024): Uint8Array
     parts.push(rawBlock(data.subarray(i, i + blockSize), i + blockSize >= data.length));
   }
   return concat(parts);
+}
+
+/** A zstd frame whose tar holds `count` entries of `size` zero bytes each, as RLE blocks: tiny in, huge out (a bomb). */
+export function zeroEntriesBomb(count: number, size: number, name: (i: number) => string): Uint8Array {
+  const block = 128 * 1024;
+  const parts = [frameHeader({ windowLog: 17 })];
+  for (let i = 0; i < count; i++) {
+    parts.push(rawBlock(tarHeader(name(i), size)));
+    for (let left = size; left > 0; left -= block) parts.push(rleBlock(0, Math.min(block, left)));
+  }
+  parts.push(rawBlock(END_OF_ARCHIVE, true));
+  return concat(parts);
+}
+
+/** The refusal of a bundle that must be refused (throws when it was read). */
+export function refused(result: BundleResult): Extract<BundleResult, { ok: false }> {
+  if (result.ok) throw new Error('expected the bundle to be refused');
+  return result;
 }
 
 /** A ustar header block, written by hand so that tests can declare sizes without writing data. */

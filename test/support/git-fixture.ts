@@ -125,3 +125,18 @@ export function fileAt(fx: GitFixture, sha: string, path: string): string | null
 export function treePaths(fx: GitFixture, sha: string): string[] {
   return bareGit(fx, ['ls-tree', '-r', '--name-only', sha]).split('\n');
 }
+
+/** Writes the files into a work tree and commits them all (`git` runs a git command there). */
+export function commitFiles(
+  work: string,
+  git: (...args: string[]) => unknown,
+  files: Record<string, string>,
+  message: string,
+): void {
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(work, name)), { recursive: true });
+    writeFileSync(join(work, name), content);
+  }
+  git('add', '-A');
+  git('commit', '-q', '-m', message);
+}

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { GitRepositoryForge } from '../../src/forge/git-repository-forge.ts';
 import { OBSERVE_EVERY_MS, QueueRunner } from '../../src/runner/queue-runner.ts';
 import { buildTestApp, REPO, type TestApp } from './app.ts';
-import { gitEnv as gitEnvOf } from './git-fixture.ts';
+import { commitFiles, gitEnv as gitEnvOf } from './git-fixture.ts';
 import { storedQueueState } from './queue-rows.ts';
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -98,12 +98,7 @@ export class GitScenario {
   }
 
   commit(files: Record<string, string>, message: string): void {
-    for (const [name, content] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(this.work, name)), { recursive: true });
-      fs.writeFileSync(path.join(this.work, name), content);
-    }
-    this.git('add', '-A');
-    this.git('commit', '-q', '-m', message);
+    commitFiles(this.work, (...args) => this.git(...args), files, message);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { type BundleResult, extractBundle } from '../../src/app/bundle/index.ts';
+import { extractBundle } from '../../src/app/bundle/index.ts';
 import {
   buildTar,
   chunks,
@@ -12,37 +12,21 @@ import {
   frameHeader,
   junitFixture,
   metaJson,
-  rawBlock,
+  refused,
   rleBlock,
   singleSegmentHeader,
   tarHeader,
   tarPadding,
+  zeroEntriesBomb,
   zstdStored,
 } from '../support/bundles.ts';
 
 const MiB = 1024 * 1024;
-const BLOCK = 128 * 1024;
-
-function refused(result: BundleResult): Extract<BundleResult, { ok: false }> {
-  if (result.ok) throw new Error('expected the bundle to be refused');
-  return result;
-}
-
-/** A zstd frame whose tar holds `count` entries of `size` zero bytes each, as RLE blocks (a bomb). */
-function zeroEntriesBomb(count: number, size: number, name = (i: number) => `pad/${i}`): Uint8Array {
-  const parts = [frameHeader({ windowLog: 17 })];
-  for (let i = 0; i < count; i++) {
-    parts.push(rawBlock(tarHeader(name(i), size)));
-    for (let left = size; left > 0; left -= BLOCK) parts.push(rleBlock(0, Math.min(BLOCK, left)));
-  }
-  parts.push(rawBlock(END_OF_ARCHIVE, true));
-  return concat(parts);
-}
 
 describe('extractBundle: decompression bombs', () => {
   it('stops a zstd bomb at the 512 MiB total cap without decompressing the rest', async () => {
     // 100 entries × 64 MiB = 6.25 GiB of output from ~200 KiB of input.
-    const bomb = zeroEntriesBomb(100, 64 * MiB);
+    const bomb = zeroEntriesBomb(100, 64 * MiB, (i) => `pad/${i}`);
     expect(bomb.length).toBeLessThan(300 * 1024);
     const started = performance.now();
     const result = refused(await extractBundle(chunks(bomb, 64 * 1024)));

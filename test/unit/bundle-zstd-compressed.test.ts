@@ -7,8 +7,8 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { constants, createZstdCompress, zstdCompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { type BundleResult, extractBundle } from '../../src/app/bundle/index.ts';
-import { buildTar, chunks, junitFixture, metaJson } from '../support/bundles.ts';
+import { extractBundle } from '../../src/app/bundle/index.ts';
+import { buildTar, chunks, junitFixture, metaJson, refused } from '../support/bundles.ts';
 
 const MiB = 1024 * 1024;
 
@@ -17,11 +17,6 @@ async function zstd(data: Uint8Array, params: Record<number, number> = {}): Prom
     params: { [constants.ZSTD_c_compressionLevel]: 15, [constants.ZSTD_c_checksumFlag]: 1, ...params },
   });
   return new Uint8Array(await buffer(Readable.from([data]).pipe(encoder)));
-}
-
-function refused(result: BundleResult): Extract<BundleResult, { ok: false }> {
-  if (result.ok) throw new Error('expected the bundle to be refused');
-  return result;
 }
 
 /** JUnit-like text that compresses well but not to nothing: `bytes` long. */

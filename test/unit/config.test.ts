@@ -138,13 +138,24 @@ describe('loadConfig', () => {
     );
   });
 
-  it('sizes the read, pass and merge-base caches from MAINLINE_KEPT_PAGES, _KEPT_DETAILS, _PAGE_CACHE, _PASS_CACHE_BYTES and _MERGE_BASE_CACHE', () => {
+  it('sizes the dashboard’s kept failing lists and search texts from MAINLINE_KEPT_FAILING_TESTS and _KEPT_TEST_TEXTS', () => {
+    expect(loadConfig({}, '/')).toMatchObject({ keptFailingTests: 200_000, keptTestTexts: 250_000 });
+    expect(
+      loadConfig({ MAINLINE_KEPT_FAILING_TESTS: '0', MAINLINE_KEPT_TEST_TEXTS: '10' }, '/'),
+    ).toMatchObject({ keptFailingTests: 0, keptTestTexts: 10 });
+    expect(() => loadConfig({ MAINLINE_KEPT_TEST_TEXTS: '-1' }, '/')).toThrow(
+      'MAINLINE_KEPT_TEST_TEXTS must be a whole number from 0 to 100000000, got "-1"',
+    );
+  });
+
+  it('sizes the read, pass, merge-base and git branch caches from MAINLINE_KEPT_PAGES, _KEPT_DETAILS, _PAGE_CACHE, _PASS_CACHE_BYTES, _MERGE_BASE_CACHE and _GIT_BRANCH_CACHE', () => {
     expect(loadConfig({}, '/')).toMatchObject({
       keptPages: 64,
       keptDetails: 4096,
       pageCacheSize: 256,
       passCacheBytes: 64 * 1024 * 1024,
       mergeBaseCache: 10_000,
+      gitBranchCache: 1000,
     });
     const c = loadConfig(
       {
@@ -153,6 +164,7 @@ describe('loadConfig', () => {
         MAINLINE_PAGE_CACHE: '32',
         MAINLINE_PASS_CACHE_BYTES: '0',
         MAINLINE_MERGE_BASE_CACHE: '0',
+        MAINLINE_GIT_BRANCH_CACHE: '0',
       },
       '/',
     );
@@ -162,6 +174,7 @@ describe('loadConfig', () => {
       pageCacheSize: 32,
       passCacheBytes: 0,
       mergeBaseCache: 0,
+      gitBranchCache: 0,
     });
     expect(() => loadConfig({ MAINLINE_KEPT_PAGES: '0' }, '/')).toThrow(
       'MAINLINE_KEPT_PAGES must be a whole number from 1 to 100000, got "0"',

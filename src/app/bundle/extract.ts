@@ -15,8 +15,8 @@ import {
   type BundleFormat,
   type BundleInternalFile,
   type BundleLimits,
+  type BundleRead,
   type BundleResult,
-  type BundleUploadMeta,
   DEFAULT_BUNDLE_LIMITS,
   type Failure,
   fail,
@@ -25,24 +25,11 @@ import {
   type Verdict,
 } from './types.ts';
 
-/** What decodeBundle read from an accepted bundle (the JUnit files' bytes went to the sink). */
-export type DecodeOutcome =
-  | {
-      readonly ok: true;
-      readonly format: BundleFormat;
-      /** meta.json, with the CODEOWNERS entry's content when the bundle has one. */
-      readonly meta: BundleUploadMeta;
-      readonly rawMeta: Readonly<Record<string, unknown>>;
-      /** The files to ingest, in order (meta.json's, else the tar's), by the names the sink saw. */
-      readonly files: readonly SelectedFile[];
-      /**
-       * internal.bin, by the name the sink saw, when it is the source of the bundle's test results:
-       * the bundle has no JUnit file (then `files` is empty). Absent: its attempts are not ingested.
-       */
-      readonly internal?: string;
-      readonly problems: readonly string[];
-    }
-  | Failure;
+/**
+ * What decodeBundle read from an accepted bundle: the files and internal.bin by the names the sink
+ * saw (their bytes went to the sink).
+ */
+export type DecodeOutcome = BundleRead<SelectedFile, string> | Failure;
 
 /** Counts the decompressed bytes (tar headers and padding included) a decode produced. */
 export interface DecodeCounter {

@@ -137,20 +137,28 @@ export interface BundleInternalFile {
 /** The container the bytes came in. */
 export type BundleFormat = 'tar+zstd' | 'tar+gzip' | 'tar';
 
-export type BundleResult =
-  /** The bundle was read; `problems` lists what was skipped or odd but did not refuse it. */
-  | {
-      readonly ok: true;
-      readonly format: BundleFormat;
-      readonly meta: BundleUploadMeta;
-      /** meta.json as parsed, for debugging. */
-      readonly rawMeta: Readonly<Record<string, unknown>>;
-      readonly files: readonly BundleFile[];
-      /** internal.bin as read, when it is the bundle's source of test results (no JUnit file). */
-      readonly internal?: BundleInternalFile;
-      readonly problems: readonly string[];
-    }
-  /** The bundle was refused; nothing in it should be ingested. */
-  | { readonly ok: false; readonly code: BundleErrorCode; readonly error: string };
+/**
+ * A bundle that was read: its JUnit files (`File`) and internal.bin (`Internal`) as the reader keeps
+ * them; `problems` lists what was skipped or odd but did not refuse it.
+ */
+export interface BundleRead<File, Internal> {
+  readonly ok: true;
+  readonly format: BundleFormat;
+  /** meta.json, with the CODEOWNERS entry's content when the bundle has one. */
+  readonly meta: BundleUploadMeta;
+  /** meta.json as parsed, for debugging. */
+  readonly rawMeta: Readonly<Record<string, unknown>>;
+  /** The files to ingest, in order (meta.json's, else the tar's). */
+  readonly files: readonly File[];
+  /**
+   * internal.bin, when it is the source of the bundle's test results: the bundle has no JUnit file
+   * (then `files` is empty). Absent: its attempts are not ingested.
+   */
+  readonly internal?: Internal;
+  readonly problems: readonly string[];
+}
+
+/** A bundle read into memory, or refused (then nothing in it should be ingested). */
+export type BundleResult = BundleRead<BundleFile, BundleInternalFile> | Failure;
 
 export { formatBytes } from '../../lib/archive/verdict.ts';

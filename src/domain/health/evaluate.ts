@@ -56,22 +56,21 @@ function monitorOutcomes(snapshot: HealthSnapshot, policy: DetectionPolicy, now:
           'Resolved: the pass-on-retry monitor was disabled',
         ),
   ];
+  // A user-defined monitor that was turned off resolves, saying which one.
+  const disabledCustom = (config: { id: string; name: string }, ref: MonitorRef) =>
+    disabled(ref, prev[config.id], now, `Resolved: monitor ${config.name} was disabled`);
   for (const config of policy.failureRateMonitors) {
-    const state = prev[config.id];
-    const reason = `Resolved: monitor ${config.name} was disabled`;
     outcomes.push(
       config.enabled
-        ? evaluateFailureRate(config, state, attempts, now)
-        : disabled(failureRateRef(config), state, now, reason),
+        ? evaluateFailureRate(config, prev[config.id], attempts, now)
+        : disabledCustom(config, failureRateRef(config)),
     );
   }
   for (const config of policy.failureCountMonitors) {
-    const state = prev[config.id];
-    const reason = `Resolved: monitor ${config.name} was disabled`;
     outcomes.push(
       config.enabled
-        ? evaluateFailureCount(config, state, attempts, now)
-        : disabled(failureCountRef(config), state, now, reason),
+        ? evaluateFailureCount(config, prev[config.id], attempts, now)
+        : disabledCustom(config, failureCountRef(config)),
     );
   }
   const known = new Set(outcomes.map(({ monitor }) => monitor.id));

@@ -1,4 +1,5 @@
 import { tmpdir } from 'node:os';
+import type { Lru } from '../../lib/lru.ts';
 import { runProcess, type SpawnOutcome } from './spawner.ts';
 
 /** Name and e-mail git records as committer (and author of merge commits Mainline creates). */
@@ -7,12 +8,20 @@ export interface GitIdentity {
   email: string;
 }
 
+/**
+ * Branch refs `git check-ref-format` accepted. Its answer depends on the name alone, and the queue
+ * runner asks about the same few branches every poll: remembering them saves a git process per lookup.
+ */
+export type RefNames = Lru<true>;
+
 /** How git is run against one repository. */
 export interface GitContext {
   /** Absolute path of the bare repository (passed as GIT_DIR, never discovered). */
   gitDir: string;
   identity: GitIdentity;
   timeoutMs: number;
+  /** Branch refs git accepted before (names.ts branchRef); absent: every name is checked by git. */
+  refNames?: RefNames;
 }
 
 export interface GitRunOptions {

@@ -1,6 +1,12 @@
 import { Lru } from '../../lib/lru.ts';
 import { type RequiredStatusesResult, readRequiredStatuses } from './config-file.ts';
-import { DEFAULT_IDENTITY, DEFAULT_TIMEOUT_MS, type GitContext, type GitIdentity } from './git.ts';
+import {
+  DEFAULT_IDENTITY,
+  DEFAULT_TIMEOUT_MS,
+  type GitContext,
+  type GitIdentity,
+  type RefNames,
+} from './git.ts';
 import {
   type MergeRequest,
   type MergeResult,
@@ -27,7 +33,7 @@ import {
 import { buildTestBranch, type TestBranchResult, type TestBranchSpec } from './test-branch.ts';
 
 export { CONFIG_FILE, parseMainlineConfig, type RequiredStatusesResult } from './config-file.ts';
-export { GitCommandError, type GitIdentity, GitInputError } from './git.ts';
+export { GitCommandError, type GitIdentity, GitInputError, type RefNames } from './git.ts';
 export type { MergeRequest, MergeResult, PreparedMerge } from './merge.ts';
 export { isSha } from './names.ts';
 export type { MergeBases } from './objects.ts';
@@ -36,6 +42,8 @@ export type { TestBranchResult, TestBranchSpec } from './test-branch.ts';
 
 /** Merge bases a forge made without the app's cache remembers (MAINLINE_MERGE_BASE_CACHE's default). */
 const DEFAULT_MERGE_BASES = 10_000;
+/** Branch names a forge made without the app's cache remembers (MAINLINE_GIT_BRANCH_CACHE's default). */
+const DEFAULT_REF_NAMES = 1000;
 
 export interface GitForgeOptions {
   /** Folder holding `<host>/<owner>/<name>.git` bare repositories. */
@@ -46,6 +54,8 @@ export interface GitForgeOptions {
   timeoutMs?: number;
   /** Merge bases remembered (the app's, app/caches.ts); a forge made without one keeps its own. */
   mergeBases?: MergeBases;
+  /** Branch names git accepted (the app's, app/caches.ts); a forge made without one keeps its own. */
+  refNames?: RefNames;
 }
 
 /**
@@ -58,12 +68,14 @@ export class GitForge {
   private readonly identity: GitIdentity;
   private readonly timeoutMs: number;
   private readonly mergeBases: MergeBases;
+  private readonly refNames: RefNames;
 
   constructor(options: GitForgeOptions) {
     this.root = options.root;
     this.identity = options.identity ?? DEFAULT_IDENTITY;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.mergeBases = options.mergeBases ?? new Lru(DEFAULT_MERGE_BASES);
+    this.refNames = options.refNames ?? new Lru(DEFAULT_REF_NAMES);
   }
 
   /** `<root>/<id>/<host>/<owner>/<name>.git` (see repoPath); throws GitInputError for unsafe segments. */
@@ -139,6 +151,11 @@ export class GitForge {
   }
 
   private context(repo: RepoId): GitContext {
-    return { gitDir: repoPath(this.root, repo), identity: this.identity, timeoutMs: this.timeoutMs };
+    return {
+      gitDir: repoPath(this.root, repo),
+      identity: this.identity,
+      timeoutMs: this.timeoutMs,
+      refNames: this.refNames,
+    };
   }
 }

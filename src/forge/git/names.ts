@@ -26,21 +26,16 @@ function assertPlausibleBranch(name: string): void {
 }
 
 /**
- * Refs `git check-ref-format` accepted. Its answer depends on the name alone, and the queue runner
- * asks about the same few branches every poll: remembering them saves a git process per lookup.
+ * Validate a branch name with `git check-ref-format` and return its full ref (refs/heads/<name>);
+ * a name in ctx.refNames was accepted before.
  */
-const validRefs = new Set<string>();
-const MAX_VALID_REFS = 10_000;
-
-/** Validate a branch name with `git check-ref-format` and return its full ref (refs/heads/<name>). */
 export async function branchRef(ctx: GitContext, name: string): Promise<string> {
   assertPlausibleBranch(name);
   const ref = `refs/heads/${name}`;
-  if (validRefs.has(ref)) return ref;
+  if (ctx.refNames?.get(ref) !== undefined) return ref;
   const { code } = await runGit(ctx, ['check-ref-format', ref], { okCodes: [1] });
   if (code !== 0) throw new GitInputError(`invalid branch name ${show(name)}`);
-  if (validRefs.size >= MAX_VALID_REFS) validRefs.clear();
-  validRefs.add(ref);
+  ctx.refNames?.set(ref, true);
   return ref;
 }
 

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
+import { commitFiles, gitEnv as gitEnvOf } from '../../support/git-fixture.ts';
 import { post200 } from './cluster.ts';
 
 export interface RepoRef {
@@ -10,17 +9,7 @@ export interface RepoRef {
 }
 
 /** Environment for git commands: no user or system configuration, a fixed identity. */
-export function gitEnv(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env['PATH'],
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_AUTHOR_NAME: 'Dev',
-    GIT_AUTHOR_EMAIL: 'dev@example.com',
-    GIT_COMMITTER_NAME: 'Dev',
-    GIT_COMMITTER_EMAIL: 'dev@example.com',
-  };
-}
+const gitEnv = () => gitEnvOf({ name: 'Dev', email: 'dev@example.com' });
 
 /**
  * A repository of the plain-git forge as its users see it: the server's bare repository (created
@@ -69,12 +58,7 @@ export class GitRemote {
   }
 
   commit(files: Record<string, string>, message: string): void {
-    for (const [name, content] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(this.work, name)), { recursive: true });
-      fs.writeFileSync(path.join(this.work, name), content);
-    }
-    this.git('add', '-A');
-    this.git('commit', '-q', '-m', message);
+    commitFiles(this.work, (...args) => this.git(...args), files, message);
   }
 
   /**

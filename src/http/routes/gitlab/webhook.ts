@@ -1,10 +1,8 @@
 import { Type } from 'typebox';
 import { receiveGitLabDelivery } from '../../../app/gitlab/events.ts';
 import { gitlabForgeOf } from '../../../forge/router.ts';
-import { ErrorEnvelope } from '../../schemas/common.ts';
 import type { Api, RouteDeps } from '../../types.ts';
-
-const header = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
+import { acceptRawBodies, header, rawBody, WEBHOOK_ERRORS } from '../webhook-intake.ts';
 
 /**
  * GitLab's webhook deliveries (POST /webhooks/gitlab): the X-Gitlab-Token secret checked, a repeated
@@ -12,8 +10,7 @@ const header = (value: string | string[] | undefined) => (typeof value === 'stri
  * answer (docs/gitlab.md).
  */
 export function registerGitLabWebhook(app: Api, deps: RouteDeps): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  acceptRawBodies(app);
   app.post(
     '/webhooks/gitlab',
     {
@@ -22,20 +19,16 @@ export function registerGitLabWebhook(app: Api, deps: RouteDeps): void {
         summary: 'GitLab project or group webhook deliveries (checked with the secret token)',
         response: {
           202: Type.Object({ id: Type.String(), duplicate: Type.Boolean(), outcome: Type.String() }),
-          400: ErrorEnvelope,
-          401: ErrorEnvelope,
-          413: ErrorEnvelope,
-          503: ErrorEnvelope,
+          ...WEBHOOK_ERRORS,
         },
       },
     },
     async (request, reply) => {
-      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const result = await receiveGitLabDelivery(deps.ctx, gitlabForgeOf(deps.forge), deps.forge, {
-        token: header(request.headers['x-gitlab-token']),
-        event: header(request.headers['x-gitlab-event']),
-        uuid: header(request.headers['x-gitlab-event-uuid']) ?? header(request.headers['idempotency-key']),
-        body,
+        token: header(request, 'x-gitlab-token'),
+        event: header(request, 'x-gitlab-event'),
+        uuid: header(request, 'x-gitlab-event-uuid') ?? header(request, 'idempotency-key'),
+        body: rawBody(request),
       });
       return reply.code(202).send(result);
     },
