@@ -20,14 +20,16 @@ import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
 import { findOrgBySlug } from '../src/store/tenancy/orgs.ts';
+import { addUploadDays, foldPendingMeans } from '../src/store/uploads/duration-writes.ts';
 import { failureTextHash } from '../src/store/uploads/failure-texts.ts';
 import { encodePasses, type PassEntry } from '../src/store/uploads/pass-codec.ts';
 import { countPasses, insertUploadPasses, PassBlobs, passCounts } from '../src/store/uploads/passes.ts';
 import { rebuildRollups } from '../src/store/uploads/rollups-write.ts';
+import { storedAttempts } from '../src/store/uploads/upload-attempts.ts';
 import { type Engine, log, type Params, pgUrl, prng, ROOT } from './common.ts';
 
 /** Bump when the generated data changes shape, so cached databases are seeded again. */
-const SEED_VERSION = 7;
+const SEED_VERSION = 8;
 const DAY_MS = 24 * 3_600_000;
 /** Distinct failure messages (fingerprints and summaries) results draw from. */
 const FAILURE_KINDS = 300;
@@ -525,6 +527,9 @@ async function seedRepo(
   // The seed writes results and pass blobs directly, not through ingest: the test-health rollups
   // (store/uploads/rollups.ts) that every read uses are built from them once, as migration 0018 does.
   await rebuildRollups(db as unknown as Queryable, repository.id);
+  // Likewise the duration rows (store/uploads/duration-writes.ts): every upload listed for the means
+  // and folded in by the same function the server runs, and its days added as ingest adds them.
+  await fillDurations(db as unknown as Queryable, repository.id);
 
   const counts = await db
     .selectFrom('test_results')
@@ -567,6 +572,22 @@ async function seedRepo(
     hotResults: Number(hot.n),
     coldTestIds: cases.coldTestIds,
   };
+}
+
+/** The seeded uploads' duration means (folded as the server folds) and days (as ingest adds them). */
+async function fillDurations(db: Queryable, repoId: string): Promise<void> {
+  await sql`insert into duration_means_pending (repo_id, upload_id)
+    select repo_id, id from uploads where repo_id = ${repoId}`.execute(db);
+  const folded = await foldPendingMeans(db, repoId);
+  const ids = await db.selectFrom('uploads').select('id').where('repo_id', '=', repoId).execute();
+  for (let i = 0; i < ids.length; i += RUNS_PER_TRANSACTION)
+    await db.transaction().execute(async (trx) => {
+      for (const { id } of ids.slice(i, i + RUNS_PER_TRANSACTION)) {
+        const stored = await storedAttempts(trx, id);
+        if (stored !== undefined) await addUploadDays(trx, repoId, stored);
+      }
+    });
+  log(`seed: ${repoId}: ${folded} uploads folded into the duration means and days`);
 }
 
 async function createSeedTables(db: SeedDb, engine: Engine, shape: ShapeSpec): Promise<void> {

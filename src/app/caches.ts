@@ -15,6 +15,7 @@ import { PageCache } from './health/page-cache.ts';
 import { IdentifierIds, QuarantineIndexCache } from './health/quarantine-index.ts';
 import { ReadAnswers } from './health/read-answers.ts';
 import type { unhealthyRecord } from './health/records.ts';
+import { MeansFolds } from './ingest/means-fold.ts';
 import { Derivation } from './ingest/prepare/derive.ts';
 import { SeenTestsCache } from './ingest/prepare/seen-cache.ts';
 import type { Forge } from './ports.ts';
@@ -78,6 +79,8 @@ export function createCaches(config: Config) {
     queueAnswers: new KeptQueueAnswers(config.keptQueues),
     /** Who is told of each saved queue step: the metrics (queue/step-listeners.ts). */
     queueSteps: new QueueStepListeners(),
+    /** Background folds of the duration means after uploads (ingest/means-fold.ts). */
+    meansFolds: new MeansFolds(),
     /** What ingestion knows of each repository's tests by health_version (ingest/prepare/seen-cache.ts). */
     seenTests: new SeenTestsCache(config.seenTestsCache),
     /** Test ids and failure facts derived before (ingest/prepare/derive.ts). */

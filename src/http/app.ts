@@ -206,6 +206,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   registerErrorHandling(app, config.bodyLimitBytes);
   // NUL refusal and surrogate repair of every request's strings; clean JSON bodies are not walked.
   registerBodyChecks(app, caches.parsedBodies);
+  // A failed background fold of the duration means is logged with the server's logger.
+  caches.meansFolds.log = app.log;
   const metrics = new Metrics({
     processMetrics: options.processMetrics ?? false,
     ingestGate,

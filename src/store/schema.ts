@@ -465,6 +465,12 @@ export interface TestDurationMeansTable {
   mean_ms: number | null;
 }
 
+/** An upload whose timed attempts are not yet in test_duration_means (migration 0030, store/uploads/duration-writes.ts). */
+export interface DurationMeansPendingTable {
+  repo_id: string;
+  upload_id: string;
+}
+
 /** A repository's timed attempts and retried failures in one UTC day (migration 0028, store/uploads/durations.ts). */
 export interface RepoTimeDaysTable {
   repo_id: string;
@@ -516,6 +522,7 @@ export interface Tables {
   test_run_hours: TestRunHoursTable;
   test_failure_hours: TestFailureHoursTable;
   test_duration_means: TestDurationMeansTable;
+  duration_means_pending: DurationMeansPendingTable;
   repo_time_days: RepoTimeDaysTable;
   list_snapshots: ListSnapshotsTable;
   list_snapshot_rows: ListSnapshotRowsTable;

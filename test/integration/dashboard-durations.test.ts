@@ -1,9 +1,11 @@
 // Issue 28, durations: the slowest tests by their recent mean and the repository's test time and CI
 // time lost per day (…/durations), and a test's mean duration per day (its page), from the rows
-// migration 0028 adds and ingest keeps (store/uploads/durations.ts); retention takes an upload back out of
-// them. Through the real HTTP stack, both engines.
+// migration 0028 adds and ingest keeps (store/uploads/durations.ts), the means folded in after the
+// ingest transaction (migration 0030); retention takes an upload back out of them. Through the real
+// HTTP stack, both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
+import { FOLD_AFTER_PENDING } from '../../src/store/uploads/duration-writes.ts';
 import { slowestTests } from '../../src/store/uploads/durations.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
@@ -236,5 +238,66 @@ describe('durations on the dashboard', () => {
       ['slow', 2000, 2],
       ['fast', 300, 1],
     ]);
+  });
+
+  it('adds an upload to the means after its transaction, before the page reads them or once 8 are pending', async () => {
+    const pending = async () =>
+      (await db().selectFrom('duration_means_pending').select('upload_id').execute()).length;
+    // Ingest lists the upload; the means are as they were until a read folds it in.
+    const before = await stored();
+    await send({ slow: [['pass', 9]] });
+    expect(await pending()).toBe(1);
+    expect((await stored()).means).toEqual(before.means);
+    // fast: its week (April 20) is the week before this one.
+    expect(await slowest()).toEqual([
+      ['slow', '9.0 s', '1'],
+      ['fast', '300 ms', '1'],
+    ]);
+    expect(await pending()).toBe(0);
+    expect(await stored()).toEqual(await recomputed());
+    // Without a read, the upload that makes FOLD_AFTER_PENDING pending folds them once committed,
+    // in the background (its answer does not wait for the fold).
+    for (let i = 1; i < FOLD_AFTER_PENDING; i++) {
+      clock += 60_000;
+      await send({ fast: [['pass', 0.5]] });
+      expect(await pending()).toBe(i);
+    }
+    clock += 60_000;
+    await send({ fast: [['pass', 0.5]] });
+    await t.caches.meansFolds.settled();
+    expect(await pending()).toBe(0);
+    expect(await stored()).toEqual(await recomputed());
+  });
+
+  it('folds the uploads a quiet repository has listed in the periodic pass, without a page read', async () => {
+    const pending = async () =>
+      (await db().selectFrom('duration_means_pending').select('upload_id').execute()).length;
+    clock += 60_000;
+    await send({ mid: [['pass', 6]] });
+    clock += 60_000;
+    await send({ mid: [['pass', 8]] });
+    expect(await pending()).toBe(2);
+    const swept = await runHealthSweep({ db: db(), config: t.config, now: () => clock, caches: t.caches });
+    expect([swept.foldedUploads, swept.foldFailures]).toEqual([2, 0]);
+    expect(await pending()).toBe(0);
+    expect(await stored()).toEqual(await recomputed());
+    const mid = (await slowestTests(db(), await repoId(), 0, 10)).find((s) => s.name === 'mid');
+    expect([mid?.meanMs, mid?.count]).toEqual([7000, 2]);
+  });
+
+  it('takes out of the means only the uploads folded in when retention deletes them', async () => {
+    // One more upload, still pending when retention deletes it with the folded ones.
+    await send({ mid: [['pass', 7]] });
+    expect(await db().selectFrom('duration_means_pending').select('upload_id').execute()).toHaveLength(1);
+    clock += 31 * DAY;
+    await runHealthSweep({ db: db(), config: t.config, now: () => clock, caches: t.caches });
+    expect(await db().selectFrom('duration_means_pending').select('upload_id').execute()).toHaveLength(0);
+    expect(await db().selectFrom('uploads').select('id').execute()).toHaveLength(0);
+    expect(await stored()).toEqual(await recomputed());
+    expect(await slowest()).toEqual([]);
+    // A test timed again after its rows emptied starts from its new attempts alone.
+    await send({ mid: [['pass', 1]] });
+    expect(await slowest()).toEqual([['mid', '1.0 s', '1']]);
+    expect(await stored()).toEqual(await recomputed());
   });
 });

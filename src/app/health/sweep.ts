@@ -18,12 +18,16 @@ export interface SweepReport {
   readonly prunedAttempts: number;
   /** Failure texts deleted with them (no kept result can have them). */
   readonly prunedTexts: number;
+  /** Uploads folded into the slowest tests' means (app/ingest/means-fold.ts), and repositories whose fold failed. */
+  readonly foldedUploads: number;
+  readonly foldFailures: number;
 }
 
 /**
  * The periodic pass: re-evaluates every test with an active monitor or a manual flag, so that
  * time-based resolution (pass-on-retry recovery days, failure-count timeouts, stale failure-rate
- * monitors) happens without a new upload; then applies retention (app/retention.ts). Idempotent:
+ * monitors) happens without a new upload; then applies retention (app/retention.ts) and folds the
+ * uploads still listed for the duration means, so a quiet repository's durations page need not. Idempotent:
  * several replicas running it at once only repeat work.
  */
 export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
@@ -50,6 +54,8 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
     }
   }
   const pruned = await applyRetention(ctx, now);
+  // After retention, which takes a listed upload it deletes off the list instead of folding it.
+  const folded = await ctx.caches.meansFolds.foldAll(ctx.db);
   return {
     repositories: repos.length,
     tests,
@@ -57,5 +63,7 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
     prunedUploads: pruned.uploads,
     prunedAttempts: pruned.attempts,
     prunedTexts: pruned.texts,
+    foldedUploads: folded.uploads,
+    foldFailures: folded.failures,
   };
 }

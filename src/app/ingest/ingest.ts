@@ -9,6 +9,7 @@ import { linkRunUpload } from '../../store/queue/flake.ts';
 import { bumpHealthVersion, findRepo, healthVersion } from '../../store/tenancy/repos.ts';
 import { findTestCases, type SeenTestCase, type TestCaseRow } from '../../store/tests/cases.ts';
 import { inTransaction } from '../../store/transaction.ts';
+import { markMeansPending } from '../../store/uploads/duration-writes.ts';
 import { insertAttempts, lockRepositoryHealth, testsFailedOnCommits } from '../../store/uploads/results.ts';
 import { findUploadByKey, insertUpload, setUploadResult } from '../../store/uploads/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -146,6 +147,8 @@ export async function ingestUpload(
     });
     const { attempts, rows, rewritten } = toStore;
     await insertAttempts(trx, { id: uploadId, repoId: repository.id, createdAt: now }, toStore);
+    // Its durations reach the slowest tests' means later, with other uploads' (duration-writes.ts).
+    const foldMeans = await markMeansPending(trx, repository.id, uploadId);
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, toStore, {
       commitSha: meta.commit_sha,
@@ -187,8 +190,12 @@ export async function ingestUpload(
     // recomputed): every bump since startVersion is this transaction's, as every writer of the
     // repository's health bumps under the health lock held here (store/tenancy/repos.ts writeTestHealth).
     const endVersion = await healthVersion(trx, repository.id);
-    afterCommit = () =>
+    afterCommit = () => {
       ctx.caches.seenTests.remember(repository.id, endVersion, known, rewritten, outcome.rows);
+      // In the background, so the upload's answer does not wait for it: the list is durable, and a
+      // fold that fails (logged) leaves its uploads listed for the next one (means-fold.ts).
+      if (foldMeans) ctx.caches.meansFolds.later(ctx.db, repository.id);
+    };
     return result;
   });
   afterCommit();

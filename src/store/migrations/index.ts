@@ -24,6 +24,7 @@ import * as m0022 from './0022_queue_rows.ts';
 import * as m0023 from './0023_ingest_costs.ts';
 import * as m0027 from './0027_queue_chart_hours.ts';
 import * as m0028 from './0028_duration_means.ts';
+import * as m0030 from './0030_duration_means_pending.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -55,4 +56,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0023_ingest_costs': m0023,
   '0027_queue_chart_hours': m0027,
   '0028_duration_means': m0028,
+  '0030_duration_means_pending': m0030,
 };

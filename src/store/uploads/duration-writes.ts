@@ -1,12 +1,17 @@
-// Durations and retried failures kept at ingest (migration 0028, docs/dashboard.md "Durations and
-// impact"): per test the sums of its timed attempts in the week of its latest one and the week
-// before, and per repository and UTC day the test time and the failures that passed on a retry in
-// the same upload. Written in the ingest transaction by store/uploads/rollups-write.ts, taken back out by retention;
-// read by store/uploads/durations.ts.
+// Durations and retried failures kept from the uploads (migrations 0028 and 0030, docs/dashboard.md
+// "Durations and impact"): per test the sums of its timed attempts in the week of its latest one and
+// the week before, and per repository and UTC day the test time and the failures that passed on a
+// retry in the same upload. The days are written in the ingest transaction (store/uploads/rollups-write.ts);
+// the means are not: ingest lists the upload in duration_means_pending and foldPendingMeans adds the
+// listed uploads' attempts to the means later, in one statement per week for many uploads. Retention
+// takes an upload back out of both; read by store/uploads/durations.ts.
+import { PostgresAdapter, sql } from 'kysely';
 import { keyChunks, type Queryable } from '../../db/bulk.ts';
+import { inTransaction } from '../transaction.ts';
 import { dayOf, weekOf } from './durations.ts';
 import { decodeDetails, decodeOrdinals, type EncodedPasses, passRange } from './pass-codec.ts';
-import type { Column } from './rollups-upsert.ts';
+import { type Column, upsert } from './rollups-upsert.ts';
+import { type StoredAttempts, storedAttempts } from './upload-attempts.ts';
 
 /** A failed or skipped attempt as the duration rows need it. */
 export interface TimedResult {
@@ -19,30 +24,42 @@ export interface TimedResult {
 /** Per day: summed duration, timed attempts, retried failures, their summed duration. */
 type DaySum = [number, number, number, number];
 
+/** An upload's attempts: its passes as encoded for `upload_passes`, its failed and skipped results. */
+interface Attempts {
+  readonly results: readonly TimedResult[];
+  readonly passes: EncodedPasses;
+  readonly ordinalOf: (testId: string) => number;
+}
+
 /**
- * An upload's duration rows: per week and test the summed duration and count of its timed attempts,
- * and per day the repository's totals, with the failed attempts of tests that also passed in this
- * upload (a retry within the same CI run) and their durations.
+ * Adds an upload's duration sums to `into`: per week and test the summed duration and count of its
+ * timed attempts, and per day the repository's totals, with the failed attempts of tests that also
+ * passed in this upload (a retry within the same CI run) and their durations.
  */
+type WeekSums = Map<number, Map<number, [number, number]>>;
+
 function uploadSums(
-  passes: EncodedPasses,
-  results: readonly TimedResult[],
-  ordinalOf: (testId: string) => number,
-): { weeks: Map<number, Map<number, [number, number]>>; days: Map<number, DaySum> } {
-  const weeks = new Map<number, Map<number, [number, number]>>();
-  const days = new Map<number, DaySum>();
+  attempts: Attempts,
+  into: { weeks?: WeekSums | undefined; days?: Map<number, DaySum> | undefined },
+): void {
+  const { passes, results, ordinalOf } = attempts;
+  const { weeks, days } = into;
   const add = (at: number, ordinal: number, ms: number, retried: boolean) => {
-    const day = dayOf(at);
-    let d = days.get(day);
-    if (d === undefined) {
-      d = [0, 0, 0, 0];
-      days.set(day, d);
+    if (days !== undefined) {
+      const day = dayOf(at);
+      let d = days.get(day);
+      if (d === undefined) {
+        d = [0, 0, 0, 0];
+        days.set(day, d);
+      }
+      if (retried) d[2]++;
+      if (ms >= 0) {
+        d[0] += ms;
+        d[1]++;
+        if (retried) d[3] += ms;
+      }
     }
-    if (retried) d[2]++;
-    if (ms < 0) return;
-    d[0] += ms;
-    d[1]++;
-    if (retried) d[3] += ms;
+    if (ms < 0 || weeks === undefined) return;
     const week = weekOf(at);
     let byOrdinal = weeks.get(week);
     if (byOrdinal === undefined) {
@@ -77,7 +94,6 @@ function uploadSums(
     const ms = r.duration_ms === null || r.duration_ms === undefined ? -1 : Number(r.duration_ms);
     add(Number(r.at), ordinal, ms, retried);
   }
-  return { weeks, days };
 }
 
 // The row a week's sums meet (o: as stored, e: this upload's): a later week rolls the current week
@@ -155,34 +171,10 @@ const DAY_UPDATE = ['test_ms', 'timed', 'retried_failures', 'retried_ms']
   .map((c) => `"${c}" = repo_time_days."${c}" + excluded."${c}"`)
   .join(', ');
 
-/** The rollups' bulk upsert (store/uploads/rollups-upsert.ts): rows flat in the order of `columns`, `set` on a taken key. */
-export type Upsert = (
-  db: Queryable,
-  table: 'test_duration_means' | 'repo_time_days',
-  columns: readonly Column[],
-  key: string,
-  set: string,
-  values: readonly unknown[],
-) => Promise<void>;
-
-/**
- * Adds an upload's timed attempts to test_duration_means and repo_time_days (`sign` 1, in the ingest
- * transaction), or takes them back out (`sign` -1, before retention deletes the upload; a test
- * without a row is left without one). Written with the rollups' own bulk upsert.
- */
-export async function addUploadDurations(
-  db: Queryable,
-  repoId: string,
-  attempts: {
-    results: readonly TimedResult[];
-    passes: EncodedPasses;
-    ordinalOf: (testId: string) => number;
-  },
-  sign: 1 | -1,
-  upsert: Upsert,
-): Promise<void> {
-  const { weeks, days } = uploadSums(attempts.passes, attempts.results, attempts.ordinalOf);
-  // One statement per week, oldest first: a test's row is updated once per statement.
+/** Adds per-week sums (times `sign`) to test_duration_means; taken out (-1) only from tests with a row. */
+async function addWeekMeans(db: Queryable, repoId: string, weeks: WeekSums, sign: 1 | -1): Promise<void> {
+  // One statement per week, oldest first: a test's row is updated once per statement. The row's
+  // state (its latest week's and the week before's sums) does not depend on the order uploads come in.
   for (const week of [...weeks.keys()].sort((a, b) => a - b)) {
     const byOrdinal = weeks.get(week) as Map<number, [number, number]>;
     let ordinals = [...byOrdinal.keys()].sort((a, b) => a - b);
@@ -207,8 +199,135 @@ export async function addUploadDurations(
     }
     await upsert(db, 'test_duration_means', MEAN_COLUMNS, 'repo_id, ordinal', MEAN_UPDATE, rows);
   }
+}
+
+/** Adds per-day sums (times `sign`) to repo_time_days. */
+async function addDays(
+  db: Queryable,
+  repoId: string,
+  days: Map<number, DaySum>,
+  sign: 1 | -1,
+): Promise<void> {
   const dayRows: unknown[] = [];
   for (const [day, [ms, timed, retried, retriedMs]] of [...days.entries()].sort((a, b) => a[0] - b[0]))
     dayRows.push(repoId, day, sign * ms, sign * timed, sign * retried, sign * retriedMs);
   await upsert(db, 'repo_time_days', DAY_COLUMNS, 'repo_id, day', DAY_UPDATE, dayRows);
+}
+
+/** Adds an upload's timed attempts to repo_time_days (in the ingest transaction). */
+export async function addUploadDays(db: Queryable, repoId: string, attempts: Attempts): Promise<void> {
+  const days = new Map<number, DaySum>();
+  uploadSums(attempts, { days });
+  await addDays(db, repoId, days, 1);
+}
+
+/** Uploads listed as pending after which ingest has them folded, in the background once it committed (app/ingest/means-fold.ts). */
+export const FOLD_AFTER_PENDING = 8;
+/** Pending uploads folded in one transaction. */
+const FOLD_BATCH = 64;
+
+/**
+ * Lists an upload as not yet in the means (in the ingest transaction). True when the repository
+ * has FOLD_AFTER_PENDING of them listed: the caller folds them once its transaction committed.
+ */
+export async function markMeansPending(db: Queryable, repoId: string, uploadId: string): Promise<boolean> {
+  await db.insertInto('duration_means_pending').values({ repo_id: repoId, upload_id: uploadId }).execute();
+  const listed = await db
+    .selectFrom('duration_means_pending')
+    .select('upload_id')
+    .where('repo_id', '=', repoId)
+    .limit(FOLD_AFTER_PENDING)
+    .execute();
+  return listed.length >= FOLD_AFTER_PENDING;
+}
+
+/** Serializes the writers of a repository's means on PostgreSQL (SQLite has one writer). */
+async function lockMeans(db: Queryable, repoId: string): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter)
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`means:${repoId}`}, 0))`.execute(db);
+}
+
+/** Up to `limit` repositories with uploads listed as pending (for the periodic fold). */
+export async function reposWithPendingMeans(db: Queryable, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('duration_means_pending')
+    .select('repo_id')
+    .distinct()
+    .orderBy('repo_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.repo_id);
+}
+
+/**
+ * Adds the timed attempts of the repository's pending uploads to test_duration_means and takes
+ * them off the list, in one transaction per FOLD_BATCH uploads (each test's row updated once per
+ * week they hold), until none is left or `atMost` (rounded up to a batch) are folded. Returns the
+ * uploads folded. Costs one probe when none is pending.
+ */
+export async function foldPendingMeans(
+  db: Queryable,
+  repoId: string,
+  atMost = Number.POSITIVE_INFINITY,
+): Promise<number> {
+  const any = await db
+    .selectFrom('duration_means_pending')
+    .select('upload_id')
+    .where('repo_id', '=', repoId)
+    .limit(1)
+    .executeTakeFirst();
+  if (any === undefined) return 0;
+  let folded = 0;
+  for (;;) {
+    const n = await inTransaction(db, async (trx) => {
+      await lockMeans(trx, repoId);
+      const ids = (
+        await trx
+          .selectFrom('duration_means_pending')
+          .select('upload_id')
+          .where('repo_id', '=', repoId)
+          .orderBy('upload_id')
+          .limit(FOLD_BATCH)
+          .execute()
+      ).map((r) => r.upload_id);
+      if (ids.length === 0) return 0;
+      const weeks: WeekSums = new Map();
+      for (const id of ids) {
+        const stored = await storedAttempts(trx, id);
+        if (stored !== undefined) uploadSums(stored, { weeks });
+      }
+      await addWeekMeans(trx, repoId, weeks, 1);
+      await trx
+        .deleteFrom('duration_means_pending')
+        .where('repo_id', '=', repoId)
+        .where('upload_id', 'in', ids)
+        .execute();
+      return ids.length;
+    });
+    folded += n;
+    if (n < FOLD_BATCH || folded >= atMost) return folded;
+  }
+}
+
+/**
+ * Takes an upload's timed attempts back out (before retention deletes it): out of repo_time_days,
+ * and out of test_duration_means if they were folded in, else off the pending list (a test without
+ * a row is left without one).
+ */
+export async function removeUploadDurations(
+  db: Queryable,
+  uploadId: string,
+  stored: StoredAttempts,
+): Promise<void> {
+  await lockMeans(db, stored.repoId);
+  const listed = await db
+    .deleteFrom('duration_means_pending')
+    .where('repo_id', '=', stored.repoId)
+    .where('upload_id', '=', uploadId)
+    .executeTakeFirst();
+  const weeks: WeekSums | undefined = Number(listed.numDeletedRows) > 0 ? undefined : new Map();
+  const days = new Map<number, DaySum>();
+  uploadSums(stored, { weeks, days });
+  if (weeks !== undefined) await addWeekMeans(db, stored.repoId, weeks, -1);
+  await addDays(db, stored.repoId, days, -1);
 }

@@ -4,6 +4,7 @@
 // repository's days from the rows store/uploads/duration-writes.ts keeps (migration 0028).
 import { sql } from 'kysely';
 import type { Queryable } from '../../db/bulk.ts';
+import { foldPendingMeans } from './duration-writes.ts';
 
 /** One test's attempts with a duration in a range of hours. */
 export interface TestDurations {
@@ -117,7 +118,8 @@ export interface SlowTest {
 
 /**
  * The repository's slowest tests by recent mean, `limit` from `offset`, among those with a timed
- * attempt this week or the week before (`sinceWeek`): the first rows of the index
+ * attempt this week or the week before (`sinceWeek`), once the uploads pending for the means are
+ * folded in: the first rows of the index
  * test_duration_means_slowest, then those tests' rows by (repo_id, ordinal).
  */
 export async function slowestTests(
@@ -127,6 +129,8 @@ export async function slowestTests(
   limit: number,
   offset = 0,
 ): Promise<SlowTest[]> {
+  // Uploads not yet in the means are added first (store/uploads/duration-writes.ts): one probe if none.
+  await foldPendingMeans(db, repoId);
   const { rows } = await sql<{
     id: string;
     name: string;

@@ -3,7 +3,7 @@
 // and a repository's rollups rebuilt from its stored results and pass blobs.
 import { sql } from 'kysely';
 import { chunked, type Queryable } from '../../db/bulk.ts';
-import { addUploadDurations } from './duration-writes.ts';
+import { addUploadDays, removeUploadDurations } from './duration-writes.ts';
 import type { EncodedPasses } from './pass-codec.ts';
 import { HOUR_MS, hourOf } from './rollups.ts';
 import {
@@ -15,6 +15,7 @@ import {
   uploadRunRows,
 } from './rollups-run-rows.ts';
 import { type Column, upsert } from './rollups-upsert.ts';
+import { aligned, storedAttempts } from './upload-attempts.ts';
 
 const RUN_COLUMNS: readonly Column[] = [
   ['repo_id', 'text'],
@@ -120,7 +121,7 @@ export async function addUploadRollups(
     }
   }
   for (const round of rounds) await addFailureRows(db, round);
-  await addUploadDurations(db, repoId, attempts, 1, upsert);
+  await addUploadDays(db, repoId, attempts);
 }
 
 /**
@@ -132,50 +133,13 @@ export async function removeUploadRollups(
   db: Queryable,
   uploadId: string,
 ): Promise<{ repoId: string; failed: { testId: string; ordinal: number; hour: number }[] } | undefined> {
-  const upload = await db
-    .selectFrom('uploads')
-    .select('repo_id')
-    .where('id', '=', uploadId)
-    .executeTakeFirst();
-  if (upload === undefined) return undefined;
-  const repoId = upload.repo_id;
-  const results = await db
-    .selectFrom('test_results as r')
-    .innerJoin('test_cases as t', 't.id', 'r.test_case_id')
-    .select([
-      'r.test_case_id',
-      'r.at',
-      'r.outcome',
-      'r.quarantined',
-      'r.failure_fingerprint',
-      'r.failure_summary',
-      'r.duration_ms',
-      't.ordinal',
-    ])
-    .where('r.upload_id', '=', uploadId)
-    .execute();
-  const ordinals = new Map(results.map((r) => [r.test_case_id, Number(r.ordinal)] as const));
+  const stored = await storedAttempts(db, uploadId);
+  if (stored === undefined) return undefined;
+  const { repoId, results, passes } = stored;
   const sums: RunSums = new Map();
-  const blob = await db
-    .selectFrom('upload_passes')
-    .select(['count', 'at_min', 'at_max', 'ordinals', 'details'])
-    .where('upload_id', '=', uploadId)
-    .executeTakeFirst();
-  const passes: EncodedPasses =
-    blob === undefined
-      ? { count: 0, atMin: 0, atMax: 0, ordinals: new Uint8Array(0), details: new Uint8Array(0) }
-      : {
-          count: Number(blob.count),
-          atMin: Number(blob.at_min),
-          atMax: Number(blob.at_max),
-          ordinals: aligned(blob.ordinals),
-          details: aligned(blob.details),
-        };
   addPasses(sums, passes);
-  const stored = results.map((r) => ({ ...r, at: Number(r.at) }));
-  const ordinalOf = (id: string) => ordinals.get(id) as number;
-  addResults(sums, stored, ordinalOf);
-  await addUploadDurations(db, repoId, { results: stored, passes, ordinalOf }, -1, upsert);
+  addResults(sums, results, stored.ordinalOf);
+  await removeUploadDurations(db, uploadId, stored);
   await addRunSums(db, repoId, sums, -1);
   for (const [hour, byOrdinal] of sums) {
     for (const part of chunked([...byOrdinal.keys()])) {
@@ -191,19 +155,12 @@ export async function removeUploadRollups(
     }
   }
   const failed = new Map<string, { testId: string; ordinal: number; hour: number }>();
-  for (const r of stored) {
+  for (const r of results) {
     if (r.outcome !== 'failed') continue;
     const hour = hourOf(r.at);
-    failed.set(`${r.test_case_id}|${hour}`, { testId: r.test_case_id, ordinal: Number(r.ordinal), hour });
+    failed.set(`${r.test_case_id}|${hour}`, { testId: r.test_case_id, ordinal: r.ordinal, hour });
   }
   return { repoId, failed: [...failed.values()] };
-}
-
-/** A copy of `bytes` in a buffer of its own (aligned for typed-array views). */
-function aligned(bytes: Uint8Array): Uint8Array {
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  return copy;
 }
 
 /** `cast(<column> / HOUR_MS as integer)`: the hour of a stored time, on both engines. */
