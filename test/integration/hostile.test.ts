@@ -8,7 +8,14 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/app.ts';
-import { buildTar, concat, END_OF_ARCHIVE, tarHeader, zeroEntriesBomb, zstdStored } from '../support/bundles.ts';
+import {
+  buildTar,
+  concat,
+  END_OF_ARCHIVE,
+  tarHeader,
+  zeroEntriesBomb,
+  zstdStored,
+} from '../support/bundles.ts';
 import { storedTestNames } from '../support/reads.ts';
 import { listRoutes, openApiOperations, routeKey } from '../support/routes.ts';
 import { bundleMeta, putBundle } from '../support/seed.ts';
