@@ -1,3 +1,5 @@
+// Over ~350 lines: one tokenizer whose well-formedness checks (names, attributes, references, end
+// tags) run inside its single scanning loop and share its position state; they stay beside that loop.
 // A streaming XML 1.0 tokenizer, written for speed (JUnit reports are its input): it finds markup with
 // `indexOf` and hands out slices of its input instead of reading one character at a time.
 //
