@@ -1,7 +1,7 @@
 import { hasInFlight, switchMode } from './admission.ts';
 import { type Ctx, findPr, isTerminal, setPrState } from './context.ts';
 import type { QueueEvent, SettingsPatch } from './events.ts';
-import type { QueueSettings } from './types.ts';
+import type { QueueSettings, QueueState, TestRun } from './types.ts';
 
 type Ev<T extends QueueEvent['type']> = Extract<QueueEvent, { type: T }>;
 
@@ -13,6 +13,7 @@ export function onMergeSucceeded(ctx: Ctx, ev: Ev<'merge_succeeded'>): void {
   const direct = s.merging?.prNumber === ev.prNumber && s.merging.direct;
   if (s.merging?.prNumber === ev.prNumber) s.merging = null;
   s.lineage.push({ sha: ev.newTargetSha, prNumber: e.number });
+  if (s.lineage.length > LINEAGE_KEPT) trimLineage(ctx);
   s.targetHead = ev.newTargetSha;
   const how = direct ? 'merged directly: up to date with the target and nothing queued ahead' : 'merged';
   const late = isTerminal(e.state) ? ` (the merge was already under way when it was ${e.state})` : '';
@@ -41,6 +42,39 @@ export function onMergeFailed(ctx: Ctx, ev: Ev<'merge_failed'>): void {
   const e = findPr(s, ev.prNumber);
   if (e && !isTerminal(e.state)) setPrState(ctx, e, 'failed', `merge failed: ${ev.reason}`);
   applyDeferredPush(ctx);
+}
+
+/**
+ * Merges remembered at most, beyond those a run still builds on. The lineage is read and saved with
+ * every event, and a queue that only ever merges its own PRs would otherwise keep every merge forever.
+ * Forgetting an old entry is conservative: a run based on it would read as stale (tested again), and a
+ * late report of that commit as a push from outside (runs built on the old history restart).
+ */
+export const LINEAGE_KEPT = 200;
+
+/** Drops the oldest entries beyond LINEAGE_KEPT, keeping every one a run in the state is based on. */
+function trimLineage(ctx: Ctx): void {
+  const { s } = ctx;
+  let from = s.lineage.length - LINEAGE_KEPT;
+  const at = new Map<string, number>();
+  for (let i = 0; i < from; i += 1) at.set((s.lineage[i] as { sha: string }).sha, i);
+  for (const run of Object.values(s.runs)) {
+    const i = at.get(run.baseSha);
+    if (i === undefined || i >= from || !runMatters(s, run)) continue;
+    from = i;
+  }
+  if (from > 0) s.lineage = s.lineage.slice(from);
+}
+
+/** A run still in flight, or one that passed for a PR not merged yet (it may still merge on its proof). */
+function runMatters(s: QueueState, run: TestRun): boolean {
+  if (run.status === 'building' || run.status === 'in_progress') return true;
+  return run.status === 'succeeded' && run.tested.some((n) => !isTerminalPr(s, n));
+}
+
+function isTerminalPr(s: QueueState, n: number): boolean {
+  const e = findPr(s, n);
+  return e === undefined || isTerminal(e.state);
 }
 
 /** A push to the target: ours if already known; judged later while a merge is in flight; else outside. */
