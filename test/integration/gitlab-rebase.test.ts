@@ -257,6 +257,51 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
     }
   });
 
+  it('never pushes or merges a rebased head the queue did not test: a merge onto a target no test branch was built on is refused', async () => {
+    s = await GitLabScenario.create({ directMergeMode: 'off' }, { mergeMethod: 'ff' });
+    const sim = s.sim;
+    const iid = await s.openMr('feature', { 'f.txt': 'f\n' }, 'Feature');
+    await sim.commit(GL_PATH, 'main', { 'other.txt': 'o\n' }, { message: 'Other' });
+    const head = (await sim.mergeRequest(GL_PATH, iid))['sha'] as string;
+    const tested = (await sim.branchHead(GL_PATH, 'main')) ?? '';
+    const mirrorRoot = await mkdtemp(join(tmpdir(), 'gl-rebase-untested-'));
+    try {
+      const forge = new GitLabForge({
+        client: new GitLabClient({ baseUrl: sim.url, token: GL_TOKEN, retryBaseMs: 1 }),
+        mirrorRoot,
+      });
+      const repo = { id: 'r1', host: 'gitlab.com', owner: 'acme', name: 'widgets' };
+      const built = await forge.buildTestBranch(repo, {
+        testBranch: 'mainline-merge/pr-1/tested',
+        baseSha: tested,
+        prHeads: [{ number: iid, sha: head }],
+      });
+      expect(built.ok).toBe(true);
+      // main moves on after the test; a merge asked onto the new tip would push a rebased head that no
+      // test branch ever held.
+      const moved = await sim.commit(GL_PATH, 'main', { 'later.txt': 'l\n' }, { message: 'Later' });
+      const merged = await forge.mergePullRequest(repo, {
+        targetBranch: 'main',
+        prNumber: iid,
+        prTitle: 'Feature',
+        headSha: head,
+        method: 'merge_commit',
+        expectedTargetSha: moved,
+      });
+      expect(merged).toEqual({
+        ok: false,
+        reason: expect.stringMatching(
+          /rebased on [0-9a-f]{12} is [0-9a-f]{40}, which the queue did not test; not merged/,
+        ),
+      });
+      expect(await sim.branchHead(GL_PATH, 'feature')).toBe(head);
+      expect(await sim.branchHead(GL_PATH, 'main')).toBe(moved);
+      expect((await sim.mergeRequest(GL_PATH, iid))['state']).toBe('opened');
+    } finally {
+      await rm(mirrorRoot, { recursive: true, force: true });
+    }
+  });
+
   it('a merge request from a fork that needs a rebase fails with a reason saying Mainline cannot push to it', async () => {
     s = await GitLabScenario.create({ directMergeMode: 'off' }, { mergeMethod: 'ff' });
     await s.sim.commit(GL_PATH, 'fork-branch', { 'f.txt': 'f\n' }, { message: 'From a fork' });
