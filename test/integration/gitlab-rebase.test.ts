@@ -199,18 +199,8 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
         return res;
       }
     }
-    const mirrorRoot = await mkdtemp(join(tmpdir(), 'gl-rebase-lease-'));
-    try {
-      const forge = new GitLabForge({
-        client: new Racing({ baseUrl: sim.url, token: GL_TOKEN, retryBaseMs: 1 }),
-        mirrorRoot,
-      });
-      const repo = { id: 'r1', host: 'gitlab.com', owner: 'acme', name: 'widgets' };
-      const built = await forge.buildTestBranch(repo, {
-        testBranch: 'mainline-merge/pr-1/lease',
-        baseSha: main,
-        prHeads: [{ number: iid, sha: head }],
-      });
+    await withForge(new Racing({ baseUrl: sim.url, token: GL_TOKEN, retryBaseMs: 1 }), async (f) => {
+      const built = await f.build('lease', main, iid, head);
       expect(built.ok).toBe(true);
       const rebased = built.ok ? built.sha : '';
       expect(rebased).not.toBe(head);
@@ -218,14 +208,7 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
       race = async () => {
         theirs = await sim.commit(GL_PATH, 'feature', { 'f.txt': 'f, later\n' }, { message: 'Later' });
       };
-      const merged = await forge.mergePullRequest(repo, {
-        targetBranch: 'main',
-        prNumber: iid,
-        prTitle: 'Feature',
-        headSha: head,
-        method: 'merge_commit',
-        expectedTargetSha: main,
-      });
+      const merged = await f.merge(iid, head, main);
       expect(theirs).not.toBe('');
       expect(merged).toEqual({
         ok: false,
@@ -237,24 +220,11 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
       expect(await sim.branchHead(GL_PATH, 'main')).toBe(main);
       expect((await sim.mergeRequest(GL_PATH, iid))['state']).toBe('opened');
       // Without the race the rebased head that was tested is pushed and merged (fast-forward).
-      const again = await forge.buildTestBranch(repo, {
-        testBranch: 'mainline-merge/pr-1/lease2',
-        baseSha: main,
-        prHeads: [{ number: iid, sha: theirs }],
-      });
-      const done = await forge.mergePullRequest(repo, {
-        targetBranch: 'main',
-        prNumber: iid,
-        prTitle: 'Feature',
-        headSha: theirs,
-        method: 'merge_commit',
-        expectedTargetSha: main,
-      });
+      const again = await f.build('lease2', main, iid, theirs);
+      const done = await f.merge(iid, theirs, main);
       expect(done).toEqual({ ok: true, newTargetSha: again.ok ? again.sha : 'not built' });
       expect(await sim.branchHead(GL_PATH, 'main')).toBe(again.ok ? again.sha : '');
-    } finally {
-      await rm(mirrorRoot, { recursive: true, force: true });
-    }
+    });
   });
 
   it('never pushes or merges a rebased head the queue did not test: a merge onto a target no test branch was built on is refused', async () => {
@@ -264,30 +234,13 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
     await sim.commit(GL_PATH, 'main', { 'other.txt': 'o\n' }, { message: 'Other' });
     const head = (await sim.mergeRequest(GL_PATH, iid))['sha'] as string;
     const tested = (await sim.branchHead(GL_PATH, 'main')) ?? '';
-    const mirrorRoot = await mkdtemp(join(tmpdir(), 'gl-rebase-untested-'));
-    try {
-      const forge = new GitLabForge({
-        client: new GitLabClient({ baseUrl: sim.url, token: GL_TOKEN, retryBaseMs: 1 }),
-        mirrorRoot,
-      });
-      const repo = { id: 'r1', host: 'gitlab.com', owner: 'acme', name: 'widgets' };
-      const built = await forge.buildTestBranch(repo, {
-        testBranch: 'mainline-merge/pr-1/tested',
-        baseSha: tested,
-        prHeads: [{ number: iid, sha: head }],
-      });
+    await withForge(new GitLabClient({ baseUrl: sim.url, token: GL_TOKEN, retryBaseMs: 1 }), async (f) => {
+      const built = await f.build('tested', tested, iid, head);
       expect(built.ok).toBe(true);
       // main moves on after the test; a merge asked onto the new tip would push a rebased head that no
       // test branch ever held.
       const moved = await sim.commit(GL_PATH, 'main', { 'later.txt': 'l\n' }, { message: 'Later' });
-      const merged = await forge.mergePullRequest(repo, {
-        targetBranch: 'main',
-        prNumber: iid,
-        prTitle: 'Feature',
-        headSha: head,
-        method: 'merge_commit',
-        expectedTargetSha: moved,
-      });
+      const merged = await f.merge(iid, head, moved);
       expect(merged).toEqual({
         ok: false,
         reason: expect.stringMatching(
@@ -297,9 +250,7 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
       expect(await sim.branchHead(GL_PATH, 'feature')).toBe(head);
       expect(await sim.branchHead(GL_PATH, 'main')).toBe(moved);
       expect((await sim.mergeRequest(GL_PATH, iid))['state']).toBe('opened');
-    } finally {
-      await rm(mirrorRoot, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a merge request from a fork that needs a rebase fails with a reason saying Mainline cannot push to it', async () => {
@@ -320,3 +271,50 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
     expect(pr.stateReason).toMatch(/comes from a fork, whose branch Mainline cannot push to/);
   });
 });
+
+/**
+ * A GitLab forge on its own mirror folder (removed after), driven directly rather than by the queue:
+ * `build` makes the test branch mainline-merge/pr-<iid>/<name> of one merge request on a base, `merge`
+ * asks to merge the `Feature` merge request at a head onto an expected target tip.
+ */
+async function withForge(
+  client: GitLabClient,
+  use: (f: {
+    build: (
+      name: string,
+      baseSha: string,
+      iid: number,
+      sha: string,
+    ) => ReturnType<GitLabForge['buildTestBranch']>;
+    merge: (
+      iid: number,
+      headSha: string,
+      expectedTargetSha: string,
+    ) => ReturnType<GitLabForge['mergePullRequest']>;
+  }) => Promise<void>,
+): Promise<void> {
+  const mirrorRoot = await mkdtemp(join(tmpdir(), 'gl-rebase-forge-'));
+  try {
+    const forge = new GitLabForge({ client, mirrorRoot });
+    const repo = { id: 'r1', host: 'gitlab.com', owner: 'acme', name: 'widgets' };
+    await use({
+      build: (name, baseSha, iid, sha) =>
+        forge.buildTestBranch(repo, {
+          testBranch: `mainline-merge/pr-${iid}/${name}`,
+          baseSha,
+          prHeads: [{ number: iid, sha }],
+        }),
+      merge: (iid, headSha, expectedTargetSha) =>
+        forge.mergePullRequest(repo, {
+          targetBranch: 'main',
+          prNumber: iid,
+          prTitle: 'Feature',
+          headSha,
+          method: 'merge_commit',
+          expectedTargetSha,
+        }),
+    });
+  } finally {
+    await rm(mirrorRoot, { recursive: true, force: true });
+  }
+}
