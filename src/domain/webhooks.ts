@@ -62,10 +62,13 @@ export function finishedPrs(
   now: number,
   before: () => QueueState,
 ): (PrEntry & { state: FinishedState })[] {
-  const candidates = Object.values(after.prs).filter(
-    (e): e is PrEntry & { state: FinishedState } =>
-      (e.state === 'merged' || e.state === 'failed') && e.stateChangedAt === now,
-  );
+  // One pass over every entry (the state keeps no index of what a step changed): the time first, a
+  // number compare that rules out nearly all of them.
+  const candidates: (PrEntry & { state: FinishedState })[] = [];
+  for (const e of Object.values(after.prs)) {
+    if (e.stateChangedAt === now && (e.state === 'merged' || e.state === 'failed'))
+      candidates.push(e as PrEntry & { state: FinishedState });
+  }
   if (candidates.length === 0) return [];
   const previous = before().prs;
   return candidates.filter((e) => {

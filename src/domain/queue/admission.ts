@@ -122,6 +122,7 @@ export function hasInFlight(ctx: Ctx): boolean {
 export function switchMode(ctx: Ctx, mode: Mode): void {
   ctx.s.settings.mode = mode;
   ctx.s.pendingMode = null;
+  ctx.changes.push(0);
   for (const n of [...ctx.s.order]) {
     const e = pr(ctx.s, n);
     if (!isReady(ctx.s, e)) setPrState(ctx, e, 'not_ready', `switched to ${mode} mode; not ready for it yet`);

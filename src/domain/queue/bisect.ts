@@ -7,6 +7,7 @@ import {
   isAside,
   moveInOrder,
   pr,
+  runList,
   setPrState,
 } from './context.ts';
 import { depsOfGroup } from './graph.ts';
@@ -268,16 +269,19 @@ function startNodes(ctx: Ctx, b: Bisection, retriesOnly: boolean): boolean {
   if (!canStartRuns(s) || resolveRequired(s).statuses.length === 0) return false;
   let changed = false;
   for (const node of b.nodes) {
-    const running = Object.values(s.runs).filter((r) => r.kind === 'bisection' && isActive(r)).length;
+    const running = runList(ctx).filter((r) => r.kind === 'bisection' && isActive(r)).length;
     if (node.status !== 'waiting' || running >= s.settings.bisectionConcurrency) continue;
     if (retriesOnly && node.retry !== true) continue;
+    // Behind the last PR of the line that is not pending. The order holds only pending and busy PRs, all
+    // busy ones ahead of busyOrdered's end, so the walk back starts there (the order without the
+    // segment's PRs only moves PRs forward).
+    const { end } = busyOrdered(ctx);
     moveInOrder(ctx, node.prs, (rest) => {
-      let at = 0;
-      rest.forEach((n, i) => {
-        const e = pr(s, n);
-        if (e.state !== 'pending' && !isAside(s, e)) at = i + 1;
-      });
-      return at;
+      for (let i = Math.min(end, rest.length) - 1; i >= 0; i -= 1) {
+        const e = pr(s, rest[i] as number);
+        if (e.state !== 'pending' && !isAside(s, e)) return i + 1;
+      }
+      return 0;
     });
     const run = createRun(ctx, {
       kind: 'bisection',

@@ -1,5 +1,5 @@
 import type { QueueAction } from './actions.ts';
-import type { PrEntry, PrState, QueueState, TestRun } from './types.ts';
+import type { LineageEntry, PrEntry, PrState, QueueState, TestRun } from './types.ts';
 
 /**
  * Working context of one step: a copy of the state, the clock value and the actions so far.
@@ -19,12 +19,25 @@ export interface Ctx {
   /** PR numbers whose entry is not_ready (kept by setPrState). */
   notReady: Set<number>;
   /** busyOrdered's answer until an entry or the order changes. */
-  busyCache: { entries: PrEntry[]; end: number } | null;
+  busyCache: BusyCache | null;
   /**
    * Bumped whenever the line may have changed: the order, or whether a PR is aside (isAside). What is
    * derived from the line (resolve.ts: queueLine) is valid while it stays the same.
    */
   lineEpoch: number;
+  /**
+   * Where the step changed what a run's staleness reads (graph.ts: staleReason), in the order it did:
+   * each entry is the index of the queue order from which on something may differ (0: anywhere).
+   * A run's staleness reads the order only up to its last PR (and the entries, aside or not, there),
+   * so a change behind it cannot make it stale (resolve.ts: invalidateStale keeps what it found).
+   */
+  changes: number[];
+  /** mergedSince by base commit for one lineage (resolve.ts: mergedSinceKept). */
+  mergedSince: { lineage: LineageEntry[]; length: number; bySha: Map<string, number[] | null> } | null;
+  /** Object.values(s.runs) as the step changes it (runList), once something asked for it. */
+  runs: TestRun[] | null;
+  /** Runs invalidateStale found current: the length of `changes` then and their last PR's index. */
+  current: Map<string, { at: number; upTo: number }>;
 }
 
 /** States of admitted PRs whose testing is under way or done: the only ones that refer to runs. */
@@ -42,7 +55,20 @@ export function newCtx(s: QueueState, now: number): Ctx {
     else if (state === 'testing' || state === 'tests_passed' || state === 'pending_failure')
       busy.add(e.number);
   }
-  return { s, now, actions: [], owned: new Set(), busy, notReady, busyCache: null, lineEpoch: 0 };
+  return {
+    s,
+    now,
+    actions: [],
+    owned: new Set(),
+    busy,
+    notReady,
+    busyCache: null,
+    lineEpoch: 0,
+    changes: [],
+    current: new Map(),
+    runs: null,
+    mergedSince: null,
+  };
 }
 
 /** The step's own copy of a PR entry, to write (made on first write; the input keeps its entry). */
@@ -52,16 +78,28 @@ export function writablePr(ctx: Ctx, e: PrEntry): PrEntry {
   if (e.headChecks !== undefined) copy.headChecks = [...e.headChecks];
   ctx.s.prs[String(e.number)] = copy;
   ctx.owned.add(copy);
-  ctx.busyCache = null;
+  if (ctx.busyCache !== null) {
+    const at = ctx.busyCache.entries.indexOf(e);
+    if (at >= 0) ownBusyCache(ctx, ctx.busyCache).entries[at] = copy;
+  }
   return copy;
 }
 
-/** The step's own copy of a test run, to write. */
-export function writableRun(ctx: Ctx, run: TestRun): TestRun {
+/**
+ * The step's own copy of a test run, to write. Its status may change, and with it whether the PRs
+ * waiting on it are aside: a change anywhere in the line, unless `unreferenced` (no busy PR refers to it).
+ */
+export function writableRun(ctx: Ctx, run: TestRun, unreferenced = false): TestRun {
+  if (!unreferenced) ctx.changes.push(0);
   if (ctx.owned.has(run)) return run;
   const copy: TestRun = { ...run, checks: [...run.checks] };
   ctx.s.runs[run.id] = copy;
   ctx.owned.add(copy);
+  if (ctx.runs !== null) {
+    const at = ctx.runs.indexOf(run);
+    if (at >= 0) ctx.runs[at] = copy;
+    else ctx.runs = null;
+  }
   return copy;
 }
 
@@ -76,8 +114,23 @@ export function addPr(ctx: Ctx, e: PrEntry): void {
 
 /** Record a test run the step created. */
 export function addRun(ctx: Ctx, run: TestRun): void {
+  // A new key goes last in Object.values' order (run ids are not integers); one already there stays put.
+  if (ctx.runs !== null) {
+    if (ctx.s.runs[run.id] === undefined) ctx.runs.push(run);
+    else ctx.runs = null;
+  }
   ctx.s.runs[run.id] = run;
   ctx.owned.add(run);
+}
+
+/**
+ * The state's runs in the order Object.values(s.runs) gives them, kept up to date by writableRun and
+ * addRun (the only writers of s.runs), so the rounds that look at every run do not walk the map each time.
+ * Read-only: change runs through writableRun.
+ */
+export function runList(ctx: Ctx): readonly TestRun[] {
+  if (ctx.runs === null) ctx.runs = Object.values(ctx.s.runs);
+  return ctx.runs;
 }
 
 /**
@@ -100,6 +153,15 @@ export function moveInOrder(ctx: Ctx, prs: readonly number[], i: (order: number[
     else rest.push(n);
   }
   const at = i(rest);
+  // The order is the same as before up to the first PR moved or the place they move to.
+  let first = at;
+  for (let k = 0; k < at && k < ctx.s.order.length; k += 1) {
+    if (moving.has(ctx.s.order[k] as number)) {
+      first = k;
+      break;
+    }
+  }
+  ctx.changes.push(first);
   const order = rest.slice(0, at);
   for (const n of prs) if (present.has(n)) order.push(n);
   for (let k = at; k < rest.length; k += 1) order.push(rest[k] as number);
@@ -111,6 +173,7 @@ export function moveInOrder(ctx: Ctx, prs: readonly number[], i: (order: number[
 /** Insert an admitted PR into the queue order at index i. */
 export function insertInOrder(ctx: Ctx, i: number, n: number): void {
   ctx.s.order.splice(i, 0, n);
+  ctx.changes.push(i);
   ctx.busyCache = null;
   ctx.lineEpoch += 1;
 }
@@ -119,8 +182,11 @@ export function insertInOrder(ctx: Ctx, i: number, n: number): void {
  * Busy entries (testing, tests_passed, pending_failure) in queue order: ordered(s) filtered to those
  * states, found by walking the order only as far as its last busy PR. `end` is the index after that PR.
  */
-export function busyOrdered(ctx: Ctx): { entries: PrEntry[]; end: number } {
-  if (ctx.busyCache !== null) return ctx.busyCache;
+export function busyOrdered(ctx: Ctx): { entries: readonly PrEntry[]; end: number } {
+  if (ctx.busyCache !== null) {
+    ctx.busyCache.shared = true;
+    return ctx.busyCache;
+  }
   const { s, busy } = ctx;
   const entries: PrEntry[] = [];
   let end = 0;
@@ -130,7 +196,7 @@ export function busyOrdered(ctx: Ctx): { entries: PrEntry[]; end: number } {
     entries.push(pr(s, n));
     end = i + 1;
   }
-  ctx.busyCache = { entries, end };
+  ctx.busyCache = { entries, end, shared: true };
   return ctx.busyCache;
 }
 
@@ -171,6 +237,7 @@ export function nextId(s: QueueState): string {
  */
 export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: string, runRef?: string): void {
   const wasAside = isAside(ctx.s, entry);
+  const wasKind = staleKind(entry.state);
   const e = writablePr(ctx, entry);
   e.state = state;
   e.reason = reason;
@@ -181,17 +248,23 @@ export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: str
     if (at >= 0) {
       ctx.s.order.splice(at, 1);
       ctx.lineEpoch += 1;
-    }
-  }
-  ctx.busyCache = null;
-  if (isBusy(state)) ctx.busy.add(e.number);
+      ctx.changes.push(at);
+      ctx.busyCache = null;
+    } else if (staleKind(state) !== wasKind) ctx.changes.push(0);
+  } else if (staleKind(state) !== wasKind) noteChangeAt(ctx, e.number);
+  const nowBusy = isBusy(state);
+  if (ctx.busy.has(e.number) !== nowBusy) leaveOrJoinBusy(ctx, e, nowBusy);
+  if (nowBusy) ctx.busy.add(e.number);
   else ctx.busy.delete(e.number);
   if (state === 'not_ready') ctx.notReady.add(e.number);
   else ctx.notReady.delete(e.number);
   const waits = state === 'testing' || state === 'pending_failure';
   e.runId = waits ? (runRef ?? e.runId) : null;
   e.proofRunId = state === 'tests_passed' ? (runRef ?? e.proofRunId) : null;
-  if (isAside(ctx.s, e) !== wasAside) ctx.lineEpoch += 1;
+  if (isAside(ctx.s, e) !== wasAside) {
+    ctx.lineEpoch += 1;
+    noteChangeAt(ctx, e.number);
+  }
   ctx.actions.push({
     type: 'report_pr_state',
     prNumber: e.number,
@@ -200,6 +273,50 @@ export function setPrState(ctx: Ctx, entry: PrEntry, state: PrState, reason: str
     reason,
     runId: e.runId ?? e.proofRunId,
   });
+}
+
+/**
+ * busyOrdered's answer and whether it was handed out since it last changed: one handed out may be being
+ * walked, so a change makes a new list (ownBusyCache) instead of writing into it.
+ */
+interface BusyCache {
+  entries: PrEntry[];
+  end: number;
+  shared: boolean;
+}
+
+/** The cache, the context's own to change (a new one when the one there was handed out). */
+function ownBusyCache(ctx: Ctx, cache: BusyCache): BusyCache {
+  if (!cache.shared) return cache;
+  ctx.busyCache = { entries: cache.entries.slice(), end: cache.end, shared: false };
+  return ctx.busyCache;
+}
+
+/**
+ * Keep busyOrdered's answer when a PR leaves the busy states without moving in the order: the same list
+ * without it, unless it was the last (the end moves). A PR joining them is found again.
+ */
+function leaveOrJoinBusy(ctx: Ctx, e: PrEntry, joins: boolean): void {
+  const cache = ctx.busyCache;
+  if (cache === null) return;
+  const at = joins ? -1 : cache.entries.indexOf(e);
+  if (at < 0 || at === cache.entries.length - 1) {
+    ctx.busyCache = null;
+    return;
+  }
+  ownBusyCache(ctx, cache).entries.splice(at, 1);
+}
+
+/** What staleReason tells apart in a PR's state: queued (pending or busy), not_ready, merged, or left. */
+function staleKind(state: PrState): number {
+  if (state === 'not_ready') return 1;
+  if (state === 'merged') return 2;
+  return state === 'failed' || state === 'cancelled' ? 3 : 0;
+}
+
+/** A change at PR n's place in the order (anywhere when it is not in the order). */
+function noteChangeAt(ctx: Ctx, n: number): void {
+  ctx.changes.push(Math.max(0, ctx.s.order.indexOf(n)));
 }
 
 /**

@@ -7,7 +7,8 @@ export function overlaps(s: QueueState, a: PrEntry, b: PrEntry): boolean {
   const ta = a.impactedTargets?.targets;
   const tb = b.impactedTargets?.targets;
   if (ta === undefined || tb === undefined || ta === 'ALL' || tb === 'ALL') return true;
-  return ta.some((t) => tb.includes(t));
+  for (const t of ta) if (tb.includes(t)) return true;
+  return false;
 }
 
 /**
@@ -24,27 +25,55 @@ export function depsOfGroup(s: QueueState, group: readonly number[]): number[] {
     return { e: pr(s, n), at };
   });
   if (start < 0) return [];
-  const inGroup = new Set(group);
-  const found: number[] = [];
   if (s.settings.mode === 'single') {
+    const inGroup = new Set(group);
+    const found: number[] = [];
     for (let i = 0; i < start; i += 1) {
       const n = s.order[i] as number;
       if (!inGroup.has(n) && !isAside(s, pr(s, n))) found.push(n);
     }
     return found;
   }
-  const reach: PrEntry[] = [];
+  return reachBack(s, s.order, start, group, members, true);
+}
+
+/**
+ * Parallel mode's walk of depsOfGroup over `seq` (the order, or the line: the order without the PRs
+ * aside) back from index `start`, the group's last PR: a PR joins when it overlaps a PR found already or
+ * a group member behind it (`at`: the members' indexes in `seq`).
+ */
+function reachBack(
+  s: QueueState,
+  seq: readonly number[],
+  start: number,
+  group: readonly number[],
+  members: readonly { e: PrEntry; at: number }[],
+  skipAside: boolean,
+): number[] {
+  const found: number[] = [];
+  // reach.some(r => overlaps(candidate, r)) without walking reach: any overlap with a PR that has no
+  // target list (or "ALL") is certain, else a shared name with the union of the reached lists.
+  let reached = false;
+  let reachWild = false;
+  const reachNames = new Set<string>();
   for (let i = start - 1; i >= 0; i -= 1) {
-    const n = s.order[i] as number;
-    if (inGroup.has(n)) continue;
+    const n = seq[i] as number;
+    if (group.includes(n)) continue;
     const candidate = pr(s, n);
-    if (isAside(s, candidate)) continue;
-    const joins =
-      reach.some((r) => overlaps(s, candidate, r)) ||
-      members.some((m) => m.at > i && overlaps(s, candidate, m.e));
+    if (skipAside && isAside(s, candidate)) continue;
+    const t = candidate.impactedTargets?.targets;
+    const wild = t === undefined || t === 'ALL';
+    let joins = reached && (wild || reachWild);
+    if (!joins && reached && !wild) for (const x of t) if (reachNames.has(x)) joins = true;
+    for (let k = 0; !joins && k < members.length; k += 1) {
+      const m = members[k] as { e: PrEntry; at: number };
+      joins = m.at > i && overlaps(s, candidate, m.e);
+    }
     if (joins) {
       found.push(n);
-      reach.push(candidate);
+      reached = true;
+      if (wild) reachWild = true;
+      else for (const x of t) reachNames.add(x);
     }
   }
   return found.reverse();
@@ -69,13 +98,26 @@ export function mergedSince(s: QueueState, sha: string): number[] | null {
 }
 
 /**
+ * The queue's line as it is now: the PRs of the order that are not aside, in order, at least as far as
+ * the last busy PR (resolve.ts: invalidateStale builds it once for all the runs it checks). `from`: where
+ * to look for the next group's PRs first (the runs are checked in queue order, so mostly further back).
+ */
+export interface Line {
+  prs: readonly number[];
+  from: number;
+}
+
+/**
  * Why a run no longer tests what would be merged (its predicted base changed), or null if it still does.
  * A bisection segment is tested in the line like any run and judged the same way.
- * `line`, when given, is the queue's line as it is now: the PRs of the order that are not aside, in
- * order, at least as far as the last busy PR (invalidateStale builds it once for all the runs it checks).
+ * `merged`, when given, is mergedSince(s, run.baseSha) (the caller keeps it per base).
  */
-export function staleReason(s: QueueState, run: TestRun, line?: readonly number[]): string | null {
-  const merged = mergedSince(s, run.baseSha);
+export function staleReason(
+  s: QueueState,
+  run: TestRun,
+  line?: Line,
+  merged: number[] | null = mergedSince(s, run.baseSha),
+): string | null {
   if (merged === null) return `target branch ${s.branch} moved outside the queue; retesting on the new head`;
   const { dependsOn: deps, tested } = run;
   const live: number[] = [];
@@ -99,24 +141,22 @@ export function staleReason(s: QueueState, run: TestRun, line?: readonly number[
     const state = pr(s, n).state;
     if (state === 'failed' || state === 'cancelled') return `PR #${n} tested with it left the queue`;
   }
+  const single = s.settings.mode === 'single';
+  // The group's indexes on the line, ascending (null when one of its PRs is not on it).
+  const at = line === undefined ? null : lineIndexes(line, live);
   // The usual case, without building lists: the PRs ahead are exactly those the run was built on
   // (all still queued, so none merged: the order holds no merged PR).
-  const onLine = s.settings.mode === 'single' && line !== undefined ? lineStart(line, live) : -1;
-  if (s.settings.mode === 'single') {
-    if (onLine >= 0 ? aheadOnLine(s, line as number[], onLine, live, deps) : aheadInSingleMode(s, live, deps))
-      return null;
-  }
-  // (Single mode, every PR of the group on the line: what depsOfGroup would find, without looking again.)
-  const expected = onLine >= 0 ? lineAhead(line as number[], onLine, live) : depsOfGroup(s, live);
+  if (single && (at !== null ? aheadOnLine(s, line as Line, at, deps) : aheadInSingleMode(s, live, deps)))
+    return null;
+  // (Every PR of the group on the line: what depsOfGroup would find, without looking again.)
+  const expected = at === null ? depsOfGroup(s, live) : depsOnLine(s, line as Line, at, live);
   if (sameList(deps, expected)) return null;
   const actual = deps.filter((n) => pr(s, n).state !== 'merged');
-  const expectedSet = new Set(expected);
-  const left = actual.find((n) => !expectedSet.has(n));
+  const left = firstNotIn(actual, expected);
   if (left !== undefined) return `PR #${left} ahead of it left the queue`;
   // Both lists are free of duplicates and actual is within expected: equal sizes mean equal sets.
   if (actual.length === expected.length) return null;
-  const actualSet = new Set(actual);
-  const added = expected.find((n) => !actualSet.has(n));
+  const added = firstNotIn(expected, actual);
   if (added !== undefined) return `PR #${added} was queued ahead of it`;
   return null;
 }
@@ -138,42 +178,57 @@ function overlapsAny(s: QueueState, me: PrEntry, prs: readonly number[]): boolea
   return false;
 }
 
-/** The index on the line of the group's last PR, or -1 when a PR of the group is not on the line. */
-function lineStart(line: readonly number[], group: readonly number[]): number {
-  let start = -1;
+/** The line indexes of a group's PRs, ascending, or null when one of them is not on the line. */
+function lineIndexes(line: Line, group: readonly number[]): number[] | null {
+  const at: number[] = [];
   for (const n of group) {
-    const at = line.indexOf(n);
-    if (at < 0) return -1;
-    if (at > start) start = at;
+    let i = line.prs.indexOf(n, line.from);
+    if (i < 0) i = line.prs.indexOf(n);
+    if (i < 0) return null;
+    // Insertion sort: a group is a few PRs, mostly in order already.
+    let k = at.length;
+    at.push(i);
+    while (k > 0 && (at[k - 1] as number) > i) {
+      at[k] = at[k - 1] as number;
+      k -= 1;
+    }
+    at[k] = i;
   }
-  return start;
+  line.from = at[0] ?? 0;
+  return at;
 }
 
-/** The PRs of the line ahead of index `start` that are not in the group (single mode's dependencies). */
-function lineAhead(line: readonly number[], start: number, group: readonly number[]): number[] {
-  const ahead: number[] = [];
-  for (let i = 0; i < start; i += 1) {
-    const n = line[i] as number;
-    if (!group.includes(n)) ahead.push(n);
+/** depsOfGroup on the line, for a group whose PRs are all on it (at: their line indexes, ascending). */
+function depsOnLine(s: QueueState, line: Line, at: readonly number[], group: readonly number[]): number[] {
+  const start = at[at.length - 1] as number;
+  if (s.settings.mode === 'single') {
+    const ahead: number[] = [];
+    let skip = 0;
+    for (let i = 0; i < start; i += 1) {
+      if (i === at[skip]) skip += 1;
+      else ahead.push(line.prs[i] as number);
+    }
+    return ahead;
   }
-  return ahead;
+  const members = group.map((n) => ({ e: pr(s, n), at: line.prs.indexOf(n, at[0]) }));
+  return reachBack(s, line.prs, start, group, members, false);
 }
 
 /**
- * aheadInSingleMode on the line (the order without the PRs aside), which holds every PR of the group,
- * the last at index `start`: whether `deps` without its merged PRs is the line ahead of it without the group.
+ * aheadInSingleMode on the line, which holds every PR of the group (at: their line indexes, ascending):
+ * whether `deps` without its merged PRs is the line ahead of the group's last PR without the group.
  */
-function aheadOnLine(
-  s: QueueState,
-  line: readonly number[],
-  start: number,
-  group: readonly number[],
-  deps: readonly number[],
-): boolean {
+function aheadOnLine(s: QueueState, line: Line, at: readonly number[], deps: readonly number[]): boolean {
+  const start = at[at.length - 1] as number;
+  const prs = line.prs;
   let k = 0;
+  let skip = 0;
   for (let i = 0; i < start; i += 1) {
-    const n = line[i] as number;
-    if (group.includes(n)) continue;
+    if (i === at[skip]) {
+      skip += 1;
+      continue;
+    }
+    const n = prs[i] as number;
     if (deps[k] !== n) k = skipMerged(s, deps, k);
     if (deps[k] !== n) return false;
     k += 1;
@@ -205,6 +260,17 @@ function aheadInSingleMode(s: QueueState, group: readonly number[], deps: readon
     k += 1;
   }
   return skipMerged(s, deps, k) === deps.length;
+}
+
+/**
+ * The first PR of `a` that is not in `b` (both free of duplicates). Past their common start, an entry
+ * of `a` can only be in the rest of `b`; a stale run's lists differ early, so it is found at once.
+ */
+function firstNotIn(a: readonly number[], b: readonly number[]): number | undefined {
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p += 1;
+  for (let i = p; i < a.length; i += 1) if (b.indexOf(a[i] as number, p) < 0) return a[i];
+  return undefined;
 }
 
 function sameList(a: readonly number[], b: readonly number[]): boolean {

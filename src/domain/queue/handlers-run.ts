@@ -1,5 +1,5 @@
 import { abortBisection, onBisectionRunResult } from './bisect.ts';
-import { type Ctx, findRun, isActive, isAside, pr, setPrState, writableRun } from './context.ts';
+import { type Ctx, findRun, isActive, isAside, pr, runList, setPrState, writableRun } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import { judgeChecks, mergeChecks, missingChecks } from './runs.ts';
 import type { RunFailure, TestRun } from './types.ts';
@@ -36,7 +36,7 @@ export function onCiReported(ctx: Ctx, ev: Ev<'ci_reported'>): void {
 
 /** Runs past testingTimeoutMinutes are cancelled and count as failures of their PRs. */
 export function expireRuns(ctx: Ctx): boolean {
-  const late = Object.values(ctx.s.runs).filter((r) => isActive(r) && r.deadline <= ctx.now);
+  const late = runList(ctx).filter((r) => isActive(r) && r.deadline <= ctx.now);
   for (const run of late) {
     const minutes = Math.round((run.deadline - run.createdAt) / 60_000);
     const missing = run.status === 'building' ? ['the test branch'] : missingChecks(run);

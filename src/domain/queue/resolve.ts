@@ -1,15 +1,20 @@
 import { bisectionOf, segmentFailed, startBisection } from './bisect.ts';
 import { busyOrdered, type Ctx, findRun, isAside, ordered, pr, setPrState } from './context.ts';
-import { depsOf, mergedSince, staleReason } from './graph.ts';
+import { depsOf, type Line, mergedSince, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
 import type { PrEntry, TestRun } from './types.ts';
 
-/** Runs whose predicted base changed are superseded; their PRs go back to pending (restart). */
+/**
+ * Runs whose predicted base changed are superseded; their PRs go back to pending (restart).
+ * A run found current earlier in the step is not looked at again while nothing its staleness reads has
+ * changed: the order and the entries up to its last PR (ctx.changes), the runs its PRs wait on, the
+ * mode. The lineage, the heads and the targets change only in the event's handler, before any check.
+ */
 export function invalidateStale(ctx: Ctx): boolean {
   // Only busy PRs refer to runs (setPrState clears runId and proofRunId in every other state).
   const ids = new Set<string>();
   const asideOn = new Set<string>();
-  const { entries } = busyOrdered(ctx);
+  const { entries, end } = busyOrdered(ctx);
   for (const e of entries) {
     if (e.runId !== null) (isAside(ctx.s, e) ? asideOn : ids).add(e.runId);
     if (e.proofRunId !== null) ids.add(e.proofRunId);
@@ -17,18 +22,41 @@ export function invalidateStale(ctx: Ctx): boolean {
   if (ids.size === 0 && asideOn.size === 0) return false;
   let changed = false;
   // The line every run is checked against, built again only when a restart changed it.
-  let line: number[] | undefined;
+  let line: Line | undefined;
   let lineAt = -1;
   const check = (run: TestRun): string | null => {
+    if (isCurrent(ctx, run.id)) return null;
     if (line === undefined || lineAt !== ctx.lineEpoch) {
       line = queueLine(ctx);
       lineAt = ctx.lineEpoch;
     }
-    return staleReason(ctx.s, run, line);
+    const reason = staleReason(ctx.s, run, line, mergedSinceKept(ctx, run.baseSha));
+    if (reason === null && allBusy(ctx, run))
+      ctx.current.set(run.id, { at: ctx.changes.length, upTo: end - 1 });
+    return reason;
   };
   for (const id of ids) changed = restartIfStale(ctx, id, ids, check) || changed;
   for (const id of asideOn) changed = restartIfStale(ctx, id, ids, check) || changed;
   return changed;
+}
+
+/** Whether a run found current has stayed so: nothing changed at or ahead of its last PR since. */
+function isCurrent(ctx: Ctx, id: string): boolean {
+  const found = ctx.current.get(id);
+  if (found === undefined) return false;
+  const { changes } = ctx;
+  for (let j = found.at; j < changes.length; j += 1) if ((changes[j] as number) <= found.upTo) return false;
+  found.at = changes.length;
+  return true;
+}
+
+/**
+ * Whether every PR a run tests is busy (so in the order, ahead of busyOrdered's end): a PR outside the
+ * order could come back anywhere and change what the run must hold.
+ */
+function allBusy(ctx: Ctx, run: TestRun): boolean {
+  for (const n of run.tested) if (!ctx.busy.has(n)) return false;
+  return true;
 }
 
 function restartIfStale(
@@ -43,7 +71,7 @@ function restartIfStale(
     ? 'its test run is gone'
     : ids.has(id)
       ? check(run)
-      : mergedSince(ctx.s, run.baseSha) === null
+      : mergedSinceKept(ctx, run.baseSha) === null
         ? `target branch ${ctx.s.branch} moved outside the queue; retesting on the new head`
         : null;
   if (reason === null) return false;
@@ -52,15 +80,34 @@ function restartIfStale(
 }
 
 /** The PRs of the order that are not aside, in order, as far as the last busy PR. */
-function queueLine(ctx: Ctx): number[] {
+function queueLine(ctx: Ctx): Line {
   const { s } = ctx;
   const { end } = busyOrdered(ctx);
-  const line: number[] = [];
+  const prs: number[] = [];
   for (let i = 0; i < end; i += 1) {
     const n = s.order[i] as number;
-    if (!isAside(s, pr(s, n))) line.push(n);
+    if (!isAside(s, pr(s, n))) prs.push(n);
   }
-  return line;
+  return { prs, from: 0 };
+}
+
+/**
+ * mergedSince, kept per base commit while the lineage stays the same (only the event's handler changes
+ * it; kept by its identity and length all the same). Read-only: staleReason does not change it.
+ */
+function mergedSinceKept(ctx: Ctx, sha: string): number[] | null {
+  const { lineage } = ctx.s;
+  let kept = ctx.mergedSince;
+  if (kept === null || kept.lineage !== lineage || kept.length !== lineage.length) {
+    kept = { lineage, length: lineage.length, bySha: new Map() };
+    ctx.mergedSince = kept;
+  }
+  let merged = kept.bySha.get(sha);
+  if (merged === undefined) {
+    merged = mergedSince(ctx.s, sha);
+    kept.bySha.set(sha, merged);
+  }
+  return merged;
 }
 
 /** Failed main runs whose PRs wait in pending_failure, with their waiting PRs. */

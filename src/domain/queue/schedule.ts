@@ -9,13 +9,14 @@ import {
   isActive,
   isAside,
   pr,
+  runList,
   setPrState,
   writableRun,
 } from './context.ts';
 import { depsOf, depsOfGroup, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
 import { createRun } from './runs.ts';
-import type { QueueState, TestRun } from './types.ts';
+import type { TestRun } from './types.ts';
 
 /** Ask to merge the first passed PR whose dependencies have all merged (one merge at a time). */
 export function mergeNext(ctx: Ctx): boolean {
@@ -35,13 +36,13 @@ export function mergeNext(ctx: Ctx): boolean {
   return true;
 }
 
-function activeMainRuns(s: QueueState): TestRun[] {
-  return Object.values(s.runs).filter((r) => r.kind === 'main' && isActive(r));
+function activeMainRuns(ctx: Ctx): TestRun[] {
+  return runList(ctx).filter((r) => r.kind === 'main' && isActive(r));
 }
 
-function countActiveMainRuns(s: QueueState): number {
+function countActiveMainRuns(ctx: Ctx): number {
   let n = 0;
-  for (const r of Object.values(s.runs)) if (r.kind === 'main' && isActive(r)) n += 1;
+  for (const r of runList(ctx)) if (r.kind === 'main' && isActive(r)) n += 1;
   return n;
 }
 
@@ -54,11 +55,12 @@ export function startRuns(ctx: Ctx): boolean {
   const { s } = ctx;
   if (!canStartRuns(s)) return false;
   let changed = false;
-  let active = countActiveMainRuns(s);
+  let active = countActiveMainRuns(ctx);
   const size = batchSize(ctx, active);
   const single = s.settings.mode === 'single';
   const ahead: number[] = [];
-  const order = s.order.slice();
+  // Nothing here changes the order (starting, interrupting and restarting runs move no PR in it).
+  const order = s.order;
   for (let i = 0; i < order.length; i += 1) {
     const n = order[i] as number;
     const e = pr(s, n);
@@ -71,7 +73,7 @@ export function startRuns(ctx: Ctx): boolean {
       // Interrupt a run only for an urgent PR that starts now: one still filling its batch would
       // cancel a run, then the freed slot restarts it, for ever (found by the property test).
       if (formGroup(ctx, n, size) === null || !preempt(ctx, n)) starts = false;
-      else active = countActiveMainRuns(s);
+      else active = countActiveMainRuns(ctx);
     }
     const group = starts ? formGroup(ctx, n, size) : null;
     if (group !== null) {
@@ -148,7 +150,7 @@ function preempt(ctx: Ctx, urgent: number): boolean {
   const at = s.order.indexOf(urgent);
   // Never a run ahead of the urgent PR: its PRs would be pending ahead of it, so it could not start,
   // and the freed slot would restart them, for ever (found by the property test).
-  const victims = activeMainRuns(s)
+  const victims = activeMainRuns(ctx)
     .filter((r) => r.tested.every((t) => pr(s, t).priorityValue !== 0 && s.order.indexOf(t) > at))
     .sort((a, b) => position(b) - position(a));
   const [victim] = victims;
@@ -167,9 +169,13 @@ export function cleanupRuns(ctx: Ctx): boolean {
   }
   for (const b of s.bisections) for (const node of b.nodes) if (node.runId) needed.add(node.runId);
   let changed = false;
-  for (const found of Object.values(s.runs)) {
+  const runs = runList(ctx);
+  // (writableRun replaces the run it copies in place: the walk sees each run once.)
+  for (let i = 0; i < runs.length; i += 1) {
+    const found = runs[i] as TestRun;
     if (found.branchDeleted || needed.has(found.id)) continue;
-    const run = writableRun(ctx, found);
+    // No busy PR refers to it: its status decides no PR's place in the line.
+    const run = writableRun(ctx, found, true);
     if (isActive(run)) {
       run.status = 'cancelled';
       run.failure ??= { kind: 'superseded', reason: 'no longer needed', conflictPr: null };

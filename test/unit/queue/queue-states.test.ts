@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createQueueState, queueStateName } from '../../../src/domain/queue/index.ts';
-import { Scenario } from './dsl.ts';
+import { createQueueState, queueStateName, step } from '../../../src/domain/queue/index.ts';
+import { REQUIRED_CHECK, Scenario } from './dsl.ts';
 
 describe('queue states', () => {
   it('paused: admits nothing, starts nothing, merges nothing; running runs still finish', () => {
@@ -138,6 +138,34 @@ describe('priorities', () => {
     q.pass(2);
     q.pass(3);
     expect(q.merged).toEqual([9, 1, 2, 3]);
+  });
+
+  it('urgent behind a PR whose merge is in flight: the run right behind it restarts in that same step', () => {
+    // The step finds #2's run current first, then admits #9 at #2's own index (behind #1, which passed
+    // and is merging). A check kept from earlier in the step must not survive a change at that index:
+    // the state the step returns (what is saved) never holds a run missing a PR queued ahead of it.
+    const q = new Scenario({ settings: { concurrency: 2 }, autoMerge: false });
+    q.submitAll(1, 2);
+    const run2 = q.runOf(2).id;
+    q.pass(1);
+    expect(q.waitingMerges.map((m) => m.prNumber)).toEqual([1]);
+    const pr9 = { number: 9, title: 'PR 9', author: 'dev', headSha: q.head(9), baseSha: 'old-main' };
+    const { state } = step(
+      q.state,
+      {
+        type: 'pr_submitted',
+        pr: { ...pr9, baseBranch: 'main', mergeability: 'mergeable' },
+        priority: 'urgent',
+        checks: [{ name: REQUIRED_CHECK, outcome: 'passed' }],
+      },
+      q.now,
+    );
+
+    expect(state.order).toEqual([1, 9, 2]);
+    expect(state.runs[run2]?.status).toBe('cancelled');
+    const runOf = (n: number) => state.runs[state.prs[n]?.runId ?? ''];
+    expect(runOf(9)).toMatchObject({ dependsOn: [1], tested: [9] });
+    expect(runOf(2)).toMatchObject({ dependsOn: [1, 9], tested: [2] });
   });
 
   it('high priority overtakes pending PRs but never interrupts running ones', () => {
