@@ -4,8 +4,13 @@
 // parsed state reused by version); each round's events are then replayed, on an identical state in a
 // database of its own, the way they were stored before issue 26 (one JSON row: read, parse, step,
 // serialise, write), so the ratio is taken under the same load. The engine's own step() + pruneHistory() time on the same state is measured apart and
-// taken off both: persistence = the event's whole time − the engine's. Prints a markdown table.
+// taken off both: persistence = the event's whole time − the engine's; its CPU time (the process's user +
+// system time, less the engine's) is printed beside it, as the wall clock on a shared machine is mostly
+// waiting for a core. Commit ids are 40 hex digits in no order, as a forge's are (they are indexed).
+// Each round starts with a tick reported apart: the first write after the pause (see below).
+// Prints a markdown table.
 //   node --expose-gc --import tsx bench/queue-persist.ts   (BENCH_PERSIST_ROUNDS, default 60 rounds of 5–30 events)
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { applyEvent, rowChanges } from '../src/app/queue/apply.ts';
@@ -30,6 +35,7 @@ const CHECK = 'ci';
 /** BENCH_PERSIST_WHOLE=0 leaves out the one-JSON-row baseline. */
 const WHOLE = process.env['BENCH_PERSIST_WHOLE'] !== '0';
 const SETTLE_MS = 300;
+const FIRST = 'tick, first write after the pause';
 const SPIN_MS = 20;
 
 /** Keeps the CPU busy for `ms`. */
@@ -38,6 +44,8 @@ function spin(ms: number): void {
   while (performance.now() < until);
 }
 const T0 = Date.UTC(2026, 0, 5, 9);
+/** A commit id as a forge gives it (40 hex digits, in no order), named by `name`. */
+const sha = (name: string) => createHash('sha1').update(name).digest('hex');
 
 function submitted(n: number): QueueEvent {
   return {
@@ -46,8 +54,8 @@ function submitted(n: number): QueueEvent {
       number: n,
       title: `PR ${n}`,
       author: 'dev',
-      headSha: `pr${n}-head`,
-      baseSha: 'main-0',
+      headSha: sha(`pr${n}-head`),
+      baseSha: sha('main-0'),
       baseBranch: 'main',
       mergeability: 'mergeable',
     },
@@ -59,13 +67,13 @@ function submitted(n: number): QueueEvent {
 function built(actions: readonly QueueAction[]): QueueEvent[] {
   return actions.flatMap((a) =>
     a.type === 'create_test_run'
-      ? [{ type: 'test_branch_built', runId: a.runId, sha: `sha-${a.runId}` } as const]
+      ? [{ type: 'test_branch_built', runId: a.runId, sha: sha(`sha-${a.runId}`) } as const]
       : [],
   );
 }
 
 function queued(count: number): QueueState {
-  let s = createQueueState({ branch: 'main', targetHead: 'main-0', idSeed: 'run', concurrency: 25 });
+  let s = createQueueState({ branch: 'main', targetHead: sha('main-0'), idSeed: 'run', concurrency: 25 });
   const drive = (ev: QueueEvent) => {
     const out = step(s, ev, T0);
     s = pruneHistory(out.state).state;
@@ -113,6 +121,11 @@ const percentile = (sorted: number[], p: number) =>
 interface Samples {
   engine: number[];
   rows: number[];
+  /**
+   * The process's CPU time (user + system, every thread: SQLite runs on this one) of the event − the
+   * engine's: what waiting for a core leaves out. (The per-thread clock counts whole ticks here.)
+   */
+  cpu: number[];
   whole: number[];
 }
 
@@ -185,7 +198,7 @@ try {
   let next = PRS + 1;
   let merges = 0;
   /** This round's events in order, replayed on the one-row baseline once the round is done. */
-  let round: { kind: string; event: QueueEvent; engine: number; rows: number }[] = [];
+  let round: { kind: string; event: QueueEvent; engine: number; rows: number; cpu: number }[] = [];
   /** One event the rows way, with the engine's share timed on the held state; answers its actions. */
   const timed = async (kind: string, event: QueueEvent): Promise<QueueAction[]> => {
     const held = cache.get(queueId, version);
@@ -195,9 +208,12 @@ try {
       pruneHistory(step(held, event, now).state);
       engine = micros(t0);
     }
+    const cpu0 = process.cpuUsage();
     const t1 = process.hrtime.bigint();
     const out = await applyEvent(queues, queueId, event, now);
-    round.push({ kind, event, engine, rows: micros(t1) });
+    const rows = micros(t1);
+    const cpu = process.cpuUsage(cpu0);
+    round.push({ kind, event, engine, rows, cpu: cpu.user + cpu.system });
     version += 1;
     return out.actions;
   };
@@ -227,9 +243,10 @@ try {
     if (record) {
       round.forEach((e, i) => {
         if (Number.isNaN(e.engine)) return;
-        const s = byKind.get(e.kind) ?? { engine: [], rows: [], whole: [] };
+        const s = byKind.get(e.kind) ?? { engine: [], rows: [], cpu: [], whole: [] };
         s.engine.push(e.engine);
         s.rows.push(e.rows - e.engine);
+        s.cpu.push(e.cpu - e.engine);
         s.whole.push((wholeTimes[i] as number) - e.engine);
         byKind.set(e.kind, s);
       });
@@ -242,6 +259,11 @@ try {
   await replay(false);
   const warmup = Math.max(3, Math.floor(ROUNDS / 10));
   for (let r = 0; r < warmup + ROUNDS; r += 1) {
+    // The round's first write after the pause restarts SQLite's WAL (the checkpoint thread copied it
+    // all back meanwhile), and SQLite syncs the WAL's new header before writing to it: one fsync,
+    // ~1 ms on a quiet disk and tens under load. A tick takes it, apart, so each kind's figures are
+    // its own (before, the passing head's ci_reported, always first, paid it: 18-33 ms medians).
+    await buildAll(await timed(FIRST, { type: 'tick' }));
     const held = cache.get(queueId, version);
     if (held === undefined) throw new Error('bench: no state held for the current version');
     const head = held.order[0];
@@ -261,7 +283,7 @@ try {
         await timed('merge_succeeded', {
           type: 'merge_succeeded',
           prNumber: merge.prNumber,
-          newTargetSha: `main-${merges}`,
+          newTargetSha: sha(`main-${merges}`),
         }),
       );
     }
@@ -274,20 +296,20 @@ try {
   const lines = [
     `Merge-queue persistence per event, ${engineName}: ${PRS} PRs queued, ${testing} testing (single, concurrency 25; built in ${buildMs} ms), ${ROUNDS} rounds after ${warmup} warm-up; whole state ${stateKiB} KiB of JSON. Load average at the end ${load.join(' / ')} (${os.cpus().length} cores).`,
     '',
-    'persistence = the event through the store − step() + pruneHistory() on the same state; "rows": applyEvent (header + changed rows, parsed state reused by version); "one JSON row": the way before issue 26, the same events replayed right after each round on an identical state.',
+    'persistence = the event through the store − step() + pruneHistory() on the same state; "rows": applyEvent (header + changed rows, parsed state reused by version), wall clock, and the process’s CPU time less the engine’s; "one JSON row": the way before issue 26, the same events replayed right after each round on an identical state.',
     '',
-    '| engine | event | events | step + prune µs (median) | persistence µs, rows (median) | p99 | persistence µs, one JSON row (median) | p99 | one row ÷ rows |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| engine | event | events | step + prune µs (median) | persistence µs, rows (median) | p99 | CPU µs (median) | persistence µs, one JSON row (median) | p99 | one row ÷ rows |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  const all: Samples = { engine: [], rows: [], whole: [] };
+  const all: Samples = { engine: [], rows: [], cpu: [], whole: [] };
   for (const [kind, s] of byKind) {
-    for (const k of ['engine', 'rows', 'whole'] as const) {
+    for (const k of ['engine', 'rows', 'cpu', 'whole'] as const) {
       all[k].push(...s[k]);
       s[k].sort((a, b) => a - b);
     }
     lines.push(row(kind, s));
   }
-  for (const k of ['engine', 'rows', 'whole'] as const) all[k].sort((a, b) => a - b);
+  for (const k of ['engine', 'rows', 'cpu', 'whole'] as const) all[k].sort((a, b) => a - b);
   lines.push(row('**every event**', all));
   const median = percentile(all.rows, 0.5);
   lines.push(
@@ -299,7 +321,7 @@ try {
   function row(kind: string, s: Samples): string {
     const r = (x: number) => Math.round(x);
     const ratio = percentile(s.whole, 0.5) / percentile(s.rows, 0.5);
-    return `| ${engineName} | ${kind} | ${s.rows.length} | ${r(percentile(s.engine, 0.5))} | ${r(percentile(s.rows, 0.5))} | ${r(percentile(s.rows, 0.99))} | ${r(percentile(s.whole, 0.5))} | ${r(percentile(s.whole, 0.99))} | ${ratio.toFixed(1)}× |`;
+    return `| ${engineName} | ${kind} | ${s.rows.length} | ${r(percentile(s.engine, 0.5))} | ${r(percentile(s.rows, 0.5))} | ${r(percentile(s.rows, 0.99))} | ${r(percentile(s.cpu, 0.5))} | ${r(percentile(s.whole, 0.5))} | ${r(percentile(s.whole, 0.99))} | ${ratio.toFixed(1)}× |`;
   }
 } finally {
   await testDb.cleanup();

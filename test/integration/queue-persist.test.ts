@@ -3,15 +3,23 @@
 // as exactly the state the engine left (key order included: the engine walks runs in it), rows a step
 // did not change are not written, a reader never mixes a header and rows of different versions, the
 // parsed states shared between requests cannot be changed, and the migration moves states both ways.
+// A changed row's indexed columns (head_sha; test_branch, test_branch_sha) are assigned only when they
+// changed (on SQLite, assigning one rewrites its index entry even to the same value): every column must
+// still say what the row's JSON says, and the lookups by commit must find the run.
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/app/caches.ts';
-import { applyEvent, queueStateOf } from '../../src/app/queue/apply.ts';
+import { applyEvent, queueStateOf, rowChanges } from '../../src/app/queue/apply.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import type { QueueState } from '../../src/domain/queue/index.ts';
+import type { QueueEvent, QueueState } from '../../src/domain/queue/index.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { findQueueById } from '../../src/store/queue/queues.ts';
+import {
+  findQueueById,
+  livePrsAtHead,
+  runsAtCommitOrBranch,
+  saveQueueState,
+} from '../../src/store/queue/queues.ts';
 import { onPostgres } from '../support/database.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
@@ -43,6 +51,37 @@ async function expectRowsMatchHeld(s: GitScenario): Promise<void> {
   expect(Object.keys(stored)).toEqual(Object.keys(held));
   expect(Object.keys(stored.prs)).toEqual(Object.keys(held.prs));
   expect(Object.keys(stored.runs)).toEqual(Object.keys(held.runs));
+}
+
+/** Every stored row's columns agree with its JSON, and the rows read back as the state held. */
+async function expectColumnsTrue(scenario: GitScenario): Promise<QueueState> {
+  const db = scenario.t.db.database.db;
+  const id = await queueId(scenario.t);
+  const held = scenario.t.caches.queueStates.get(id, await queueVersion(scenario.t, id));
+  expect(held).toBeDefined();
+  expect(await storedQueueState(db)).toEqual(held);
+  const prs = await db.selectFrom('queue_prs').select(['state', 'head_sha', 'data']).execute();
+  for (const row of prs) {
+    const e = JSON.parse(row.data) as { state: string; headSha: string };
+    expect({ state: row.state, head_sha: row.head_sha }).toEqual({ state: e.state, head_sha: e.headSha });
+  }
+  const runs = await db
+    .selectFrom('queue_runs')
+    .select(['status', 'test_branch', 'test_branch_sha', 'data'])
+    .execute();
+  for (const row of runs) {
+    const r = JSON.parse(row.data) as { status: string; testBranch: string; testBranchSha: string | null };
+    expect({
+      status: row.status,
+      test_branch: row.test_branch,
+      test_branch_sha: row.test_branch_sha,
+    }).toEqual({
+      status: r.status,
+      test_branch: r.testBranch,
+      test_branch_sha: r.testBranchSha,
+    });
+  }
+  return held as QueueState;
 }
 
 describe('queue state stored row by row', () => {
@@ -190,4 +229,59 @@ describe('queue state stored row by row', () => {
     await s.settle();
     expect((await s.pr(2)).state).toBe('merged');
   }, 300_000);
+
+  it('keeps every indexed column true through a build, a result, a new head and a restart', async () => {
+    s = await GitScenario.create({ concurrency: 2 });
+    const scenario = s;
+    const db = scenario.t.db.database.db;
+    const id = await queueId(scenario.t);
+    const repoId = (await findQueueById(db, id))?.repo_id ?? '';
+    const apply = (event: QueueEvent) =>
+      applyEvent({ db, caches: scenario.t.caches }, id, event, scenario.clock);
+    for (const n of [7, 8, 9])
+      await apply({ type: 'pr_submitted', pr: snapshot(n), checks: [{ name: 'ci', outcome: 'passed' }] });
+    let state = await expectColumnsTrue(scenario);
+    const runOf = (n: number) => state.prs[String(n)]?.runId ?? '';
+    const first = runOf(7);
+    expect(first).not.toBe('');
+    // The test branch is built: the run's commit (an indexed column) changes.
+    await apply({ type: 'test_branch_built', runId: first, sha: sha(0x70) });
+    state = await expectColumnsTrue(scenario);
+    const branch = state.runs[first]?.testBranch ?? '';
+    expect((await runsAtCommitOrBranch(db, repoId, sha(0x70), 'none')).map((r) => r.id)).toEqual([first]);
+    // CI is running on it: only the run's status and JSON change, its keys stay.
+    await apply({ type: 'ci_reported', runId: first, checks: [{ name: 'ci', outcome: 'pending' }] });
+    await expectColumnsTrue(scenario);
+    expect((await runsAtCommitOrBranch(db, repoId, sha(0x70), 'none')).map((r) => r.id)).toEqual([first]);
+    expect((await runsAtCommitOrBranch(db, repoId, 'f'.repeat(40), branch)).map((r) => r.id)).toEqual([
+      first,
+    ]);
+    // PR 7 gets a new head: its row's head (indexed) changes, and the runs built on it restart.
+    await apply({ type: 'pr_head_updated', prNumber: 7, headSha: sha(0x77) });
+    state = await expectColumnsTrue(scenario);
+    expect((await livePrsAtHead(db, [id], sha(0x77))).map((r) => r.queue_id)).toEqual(
+      state.prs['7'] === undefined ? [] : [id],
+    );
+    expect(await livePrsAtHead(db, [id], sha(7))).toEqual([]);
+    // A failure ends PR 8's submission and restarts what was behind it.
+    const second = runOf(8);
+    if (second !== '') {
+      await apply({ type: 'test_branch_built', runId: second, sha: sha(0x80) });
+      await apply({ type: 'ci_reported', runId: second, checks: [{ name: 'ci', outcome: 'failed' }] });
+      await expectColumnsTrue(scenario);
+    }
+    await apply({ type: 'tick' });
+    const held = await expectColumnsTrue(scenario);
+    // An entry whose head changed in place (a resubmission over an entry still held) writes its head too.
+    const row = await findQueueById(db, id);
+    const entry = Object.values(held.prs)[0];
+    if (row === undefined || entry === undefined) throw new Error('no queue or no entry');
+    const moved = { ...held, prs: { ...held.prs, [entry.number]: { ...entry, headSha: sha(0x99) } } };
+    const patch = { header: row.header, wake_at: row.wake_at, updated_at: row.updated_at };
+    expect(await saveQueueState(db, id, row.version, patch, rowChanges(held, moved, row.version + 1))).toBe(
+      true,
+    );
+    const heads = await db.selectFrom('queue_prs').select(['number', 'head_sha']).execute();
+    expect(heads.find((h) => Number(h.number) === entry.number)?.head_sha).toBe(sha(0x99));
+  });
 });

@@ -44,7 +44,15 @@ export class QueueStateCache {
  */
 export function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  // By value: keys would make a string of each index of the PR map and of every array.
-  for (const child of Object.values(value)) deepFreeze(child);
+  if (Array.isArray(value)) {
+    // By index, without a copy: the queue's order holds a number per PR.
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child === 'object') deepFreeze(child);
+    }
+  } else {
+    // By value: keys would make a string of each index of the PR map.
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
   return Object.freeze(value);
 }

@@ -6,7 +6,7 @@
  * git itself. The value is the object the ref names, not peeled: callers use it as a cheap identity of
  * the branch's position (same value ⇒ same commit), and peel with git when they need the commit.
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -16,9 +16,14 @@ const MAX_DEPTH = 5;
 /** Codes meaning "no loose file for this ref" to git's files backend (it then looks in packed-refs). */
 const NO_LOOSE = new Set(['ENOENT', 'EISDIR']);
 
-async function readOrCode(path: string): Promise<{ text: string } | { code: string }> {
+/**
+ * Read synchronously on purpose: a ref file is a few dozen bytes on a local disk, and the promise API
+ * goes through the thread pool four times a file, which put ~5 ms on getQueue's p99 under load
+ * (docs/benchmarks-queue.md, getQueue) where the read itself takes microseconds.
+ */
+function readOrCode(path: string): { text: string } | { code: string } {
   try {
-    return { text: await readFile(path, 'utf8') };
+    return { text: readFileSync(path, 'utf8') };
   } catch (error) {
     return { code: (error as NodeJS.ErrnoException).code ?? 'UNKNOWN' };
   }
@@ -26,7 +31,7 @@ async function readOrCode(path: string): Promise<{ text: string } | { code: stri
 
 /** The object id packed-refs records for ref, null when it has none, undefined when unsure. */
 async function packedRef(gitDir: string, ref: string): Promise<string | null | undefined> {
-  const file = await readOrCode(join(gitDir, 'packed-refs'));
+  const file = readOrCode(join(gitDir, 'packed-refs'));
   if ('code' in file) return file.code === 'ENOENT' ? null : undefined;
   for (const line of file.text.split('\n')) {
     if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
@@ -45,7 +50,7 @@ async function packedRef(gitDir: string, ref: string): Promise<string | null | u
 export async function readRefValue(gitDir: string, ref: string): Promise<string | null | undefined> {
   let name = ref;
   for (let depth = 0; depth <= MAX_DEPTH; depth++) {
-    const loose = await readOrCode(join(gitDir, name));
+    const loose = readOrCode(join(gitDir, name));
     if ('code' in loose) return NO_LOOSE.has(loose.code) ? packedRef(gitDir, name) : undefined;
     const text = loose.text;
     if (text.startsWith('ref:')) {

@@ -57,6 +57,12 @@ export interface QueueRowChanges {
   /** `ord` is used only when the run is new: a run keeps its place in the order. */
   readonly runs: readonly Omit<Insertable<QueueRunsTable>, 'queue_id'>[];
   readonly deletedRuns: readonly string[];
+  /**
+   * Stored entries and runs whose indexed columns (head_sha; test_branch, test_branch_sha) are as
+   * stored: only their other columns are written, so SQLite leaves those indexes' pages alone.
+   */
+  readonly prUpdates?: readonly Omit<Insertable<QueuePrsTable>, 'queue_id'>[];
+  readonly runUpdates?: readonly Omit<Insertable<QueueRunsTable>, 'queue_id'>[];
 }
 
 export function findQueueById(db: Queryable, id: string): Promise<QueueRow | undefined> {
@@ -104,11 +110,22 @@ export async function saveQueueState(
   for (const part of chunked(changes.deletedRuns)) {
     await db.deleteFrom('queue_runs').where('queue_id', '=', id).where('id', 'in', part).execute();
   }
-  // One multi-row statement per table (db/bulk.ts), not a query built value by value: a step that
-  // restarts the runs behind a failure writes dozens of rows.
-  await upsertRows(db, 'queue_prs', id, changes.prs, 'number', ['state', 'head_sha', 'data']);
-  const runColumns = ['status', 'test_branch', 'test_branch_sha', 'data'];
-  await upsertRows(db, 'queue_runs', id, changes.runs, 'id', runColumns);
+  // One multi-row statement per table and shape (db/bulk.ts), not a query built value by value: a step
+  // that restarts the runs behind a failure writes dozens of rows. SQLite rewrites an index entry
+  // whenever its column is assigned, even to the same value, so rows whose indexed columns did not
+  // change assign only the others (fewer pages to write at commit); PostgreSQL compares values itself
+  // (HOT updates), so there every row goes in one statement, one round trip.
+  const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+  const prUpdates = changes.prUpdates ?? [];
+  const runUpdates = changes.runUpdates ?? [];
+  const prs = pg ? [...changes.prs, ...prUpdates] : changes.prs;
+  const runs = pg ? [...changes.runs, ...runUpdates] : changes.runs;
+  await upsertRows(db, 'queue_prs', id, prs, 'number', ['state', 'head_sha', 'data']);
+  await upsertRows(db, 'queue_runs', id, runs, 'id', ['status', 'test_branch', 'test_branch_sha', 'data']);
+  if (!pg) {
+    await upsertRows(db, 'queue_prs', id, prUpdates, 'number', ['state', 'data']);
+    await upsertRows(db, 'queue_runs', id, runUpdates, 'id', ['status', 'data']);
+  }
   return true;
 }
 
