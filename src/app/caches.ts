@@ -13,7 +13,7 @@ import { TestSearchTexts } from './dashboard/test-search.ts';
 import { WriterCache } from './github/writers.ts';
 import { PageCache } from './health/page-cache.ts';
 import { IdentifierIds, QuarantineIndexCache } from './health/quarantine-index.ts';
-import { ReadAnswers } from './health/read-answers.ts';
+import { ReadAnswers, UnchangedReads } from './health/read-answers.ts';
 import type { unhealthyRecord } from './health/records.ts';
 import { MeansFolds } from './ingest/means-fold.ts';
 import { Derivation } from './ingest/prepare/derive.ts';
@@ -40,6 +40,8 @@ export function createCaches(config: Config) {
       unhealthyPages: new ReadAnswers(config.keptPages),
       quarantined: new ReadAnswers(config.keptPages),
     },
+    /** Repositories' versions and quarantine settings while the database is unchanged (health/read-answers.ts). */
+    unchanged: new UnchangedReads(config.repositoryCacheSize),
     /** Records of list-unhealthy-tests pages by health_version (health/page-cache.ts). */
     unhealthyPages: new PageCache<ReturnType<typeof unhealthyRecord>>(config.pageCacheSize),
     /** The dashboard's failing-tests lists by read version (dashboard/failing-lists.ts). */

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { type Driver, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Tables } from '../store/schema.ts';
+import { registerChangeStamp } from './change-stamp.ts';
 import { enableCopyFrom } from './pg-copy.ts';
 import { ReadWriteSqliteDriver } from './sqlite-driver.ts';
 import { WalCheckpoints } from './wal-checkpoints.ts';
@@ -125,6 +126,9 @@ function openSqlite(dataDir: string): Database {
     () => checkpoints.written(),
   );
   const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect(driver) });
+  // The reader sees every commit of another connection (the writer too) in its data_version.
+  const dataVersion = reader.prepare('pragma data_version').pluck();
+  registerChangeStamp(db, () => (reader.open ? (dataVersion.get() as number) : undefined));
   return {
     db,
     engine: 'sqlite',

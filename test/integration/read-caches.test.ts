@@ -1,10 +1,10 @@
 // The per-process caches of the read path (tokens, repositories): what they may never change.
-import type { CompiledQuery } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { revokeToken } from '../../src/app/tokens.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { buildTestApp, REPO } from '../support/app.ts';
 import { apiTokenId } from '../support/reads.ts';
+import { sentStatements } from '../support/statements.ts';
 import { useTestApp } from '../support/use-test-app.ts';
 
 const TTL_MS = 5_000;
@@ -16,19 +16,7 @@ describe('read caches', () => {
 
   afterEach(() => vi.restoreAllMocks());
 
-  /** Statements the app sends to its database while `run` runs. */
-  async function statements(run: () => Promise<unknown>): Promise<string[]> {
-    const executor = t.db.database.db.getExecutor();
-    const seen: string[] = [];
-    const original = executor.executeQuery.bind(executor);
-    vi.spyOn(executor, 'executeQuery').mockImplementation((query: CompiledQuery, id) => {
-      seen.push(query.sql);
-      return original(query, id);
-    });
-    await run();
-    vi.restoreAllMocks();
-    return seen;
-  }
+  const statements = (run: () => Promise<unknown>) => sentStatements(t.db.database.db, run);
 
   it('refuses a token revoked in this process on the next request, though the cache held it', async () => {
     const token = await t.token('revoked-here');

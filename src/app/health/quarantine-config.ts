@@ -33,7 +33,13 @@ export async function quarantineConfig(
 ): Promise<{ isDisabled: boolean; testIds: string[] }> {
   checkOrgSlug(caller, body.orgUrlSlug);
   // The repository, its settings and its version in one statement: the index is at least as new.
-  const repository = await findQuarantineRepo(ctx.db, caller.orgId, repoKey(body.repo));
+  // Read again only once something was committed since (UnchangedReads; every call on PostgreSQL).
+  const key = repoKey(body.repo);
+  const repository = await ctx.caches.unchanged.get(
+    ctx.db,
+    JSON.stringify(['quarantine', caller.orgId, key.hostKey, key.ownerKey, key.nameKey]),
+    () => findQuarantineRepo(ctx.db, caller.orgId, key),
+  );
   if (repository === undefined) return { isDisabled: false, testIds: [] };
   const isDisabled = !repository.quarantiningEnabled;
   const index = await ctx.caches.quarantineIndex.at(ctx.db, repository.id, repository.version);

@@ -2,7 +2,8 @@
 // getQuarantineConfig answers from (the CLI asks it on every failing CI run, often with thousands
 // of test ids). Every write to test_cases bumps the repository's `health_version` in its
 // transaction (the store's writers do so themselves: store/tenancy/repos.ts writeTestHealth), and each call
-// reads the version from the database first, so a change made here or by
+// reads the version from the database first (on SQLite, again only once something was committed since:
+// read-answers.ts UnchangedReads), so a change made here or by
 // another replica on the same database is seen by the next call: an index of another version is
 // read again (one index-only walk of test_cases_quarantined), never used. One of each per app
 // (app/caches.ts), sized by MAINLINE_QUARANTINE_INDEX_IDS.

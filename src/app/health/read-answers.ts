@@ -5,9 +5,11 @@
 // rollups.ts `readVersion` for rollup reads), the hour the windows count from (they are whole
 // hours), the request and the link prefix.
 // The version is read from the database on every request, so replicas sharing one PostgreSQL stay
-// exact. An answer holding page tokens of a list snapshot is kept only while a fresh answer would
+// exact; on SQLite it is read again only when something was committed since it was read
+// (UnchangedReads, below), which the reader connection's data_version tells without a query. An answer holding page tokens of a list snapshot is kept only while a fresh answer would
 // hand out the same tokens (`until`), so a kept answer never gives tokens that expire sooner. Kept
 // as UTF-8 bytes: sent without encoding 100 KB again, and outside the collected heap.
+import { changeStamp } from '../../db/change-stamp.ts';
 import { Lru } from '../../lib/lru.ts';
 
 /** An answer as its use case makes it: the value to serialize, and until when it may be reused. */
@@ -37,5 +39,33 @@ export class ReadAnswers {
     const bytes = Buffer.from(serialize(made.value));
     if (now <= made.until) this.#answers.set(key, { bytes, until: made.until });
     return bytes;
+  }
+}
+
+/**
+ * Small values read from the database (a repository's versions, its quarantine settings), kept with
+ * the database's change stamp (db/change-stamp.ts) taken before each was read: a kept one is given
+ * while the stamp is the same, i.e. while nothing was committed by any connection or process since
+ * it was read, so it is exactly what a query would answer now. Without a stamp (PostgreSQL, where
+ * another replica's commit is seen only by asking) every call reads. One per app (app/caches.ts).
+ */
+export class UnchangedReads {
+  readonly #held: Lru<{ readonly stamp: number; readonly value: unknown }> | undefined;
+
+  /** At most `max` values; 0 keeps none. */
+  constructor(max: number) {
+    this.#held = max > 0 ? new Lru(max) : undefined;
+  }
+
+  /** The value named `key` (which must name everything `read` depends on), kept or read. */
+  async get<T>(db: object, key: string, read: () => Promise<T>): Promise<T> {
+    // Taken before reading: a commit after it changes the stamp, so a value it names is never stale.
+    const stamp = this.#held === undefined ? undefined : changeStamp(db);
+    if (stamp === undefined || this.#held === undefined) return read();
+    const held = this.#held.get(key);
+    if (held !== undefined && held.stamp === stamp) return held.value as T;
+    const value = await read();
+    this.#held.set(key, { stamp, value });
+    return value;
   }
 }

@@ -48,6 +48,19 @@ async function scope(
   return { repository, links: { publicUrl: ctx.config.publicUrl, orgSlug: caller.orgSlug, repository } };
 }
 
+/**
+ * The repository's health_version and its read version (rollups.ts readVersion), as the kept answers'
+ * keys hold them: read from the database, again only once something was committed since
+ * (UnchangedReads: on SQLite; on PostgreSQL every call reads, so replicas stay exact).
+ */
+function healthOf(ctx: AppContext, repoId: string): Promise<number> {
+  return ctx.caches.unchanged.get(ctx.db, `health|${repoId}`, () => healthVersion(ctx.db, repoId));
+}
+
+function readVersionOf(ctx: AppContext, repoId: string): Promise<string | undefined> {
+  return ctx.caches.unchanged.get(ctx.db, `read|${repoId}`, () => readVersion(ctx.db, repoId));
+}
+
 function rate(counts: RunCounts | undefined): number {
   return counts === undefined || counts.ran === 0 ? 0 : counts.failed / counts.ran;
 }
@@ -137,7 +150,7 @@ export async function listUnhealthyTests(
   const shared = recordLinks(links);
   const records = (rows: readonly lists.RecordRow[]) => rows.map((r) => unhealthyRecord(r, shared));
   // Read once per request: the key, snapshot reuse and the page cache all use it.
-  const version = await healthVersion(ctx.db, repository.id);
+  const version = await healthOf(ctx, repository.id);
   const { page_size: size, page_token: token } = body.page_query;
   const key = [repository.id, body.status, size, version, shared.testUrlPrefix, token ?? ''].join('|');
   const make = async () => {
@@ -188,7 +201,7 @@ export async function listQuarantinedTests(
   body: Scoped & { page_query: PageQuery },
 ) {
   const { repository } = await scope(ctx, caller, body);
-  const version = await healthVersion(ctx.db, repository.id);
+  const version = await healthOf(ctx, repository.id);
   const key = [repository.id, version, body.page_query.page_size, body.page_query.page_token ?? ''].join('|');
   const answer = async () => {
     const { rows, page } = await paginate<TestCaseRow, lists.NameKey>(
@@ -224,21 +237,20 @@ export async function findTest(
 
 /**
  * get-test-details as a key naming the exact answer and a way to make it: the key holds the
- * repository's read version (store/uploads/rollups.ts readVersion), read with the test row in parallel, and
- * the hour the windows count from, so the route answers a kept key without reading the rollups.
+ * repository's read version (store/uploads/rollups.ts readVersion) and the hour the windows count
+ * from, so the route answers a kept key without reading the test or its rollups. The test row is read
+ * only to make the answer: every write to a test bumps health_version, which the read version holds,
+ * and an unknown test is refused by `make` (TEST_NOT_FOUND), so it is never kept.
  */
 export async function testDetails(ctx: AppContext, caller: Caller, body: Scoped & { test_id: string }) {
   const { repository, links } = await scope(ctx, caller, body);
   const now = ctx.now();
   const testId = body.test_id.toLowerCase();
-  const [version, row] = await Promise.all([
-    readVersion(ctx.db, repository.id),
-    findTest(ctx, repository, testId),
-  ]);
+  const version = await readVersionOf(ctx, repository.id);
   const prefix = recordLinks(links).testUrlPrefix;
   const key = [repository.id, version, hourOf(now), prefix, testId].join('|');
   const make = async (): Promise<Made<{ test: DetailedRecord }>> => ({
-    value: { test: await detailedRecord(ctx, row, links, now) },
+    value: { test: await detailedRecord(ctx, await findTest(ctx, repository, testId), links, now) },
     until: Number.POSITIVE_INFINITY,
   });
   return { key, now, make };
@@ -290,7 +302,7 @@ export async function listFailingTests(
   const { start, end } = failingWindow(body.start_time, body.end_time);
   const { repository, links } = await scope(ctx, caller, body);
   const now = ctx.now();
-  const version = await readVersion(ctx.db, repository.id);
+  const version = await readVersionOf(ctx, repository.id);
   const shared = recordLinks(links);
   const { page_size: size, page_token: token } = body.page_query;
   const key = [repository.id, version, hourOf(now), shared.testUrlPrefix, start, end, size, token ?? ''].join(
