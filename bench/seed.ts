@@ -20,6 +20,8 @@ import { repoFullName, testCaseId } from '../src/domain/testid/index.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../src/store/schema.ts';
 import { findOrgBySlug } from '../src/store/tenancy/orgs.ts';
+import type { TestCaseRow } from '../src/store/tests/cases.ts';
+import { addOwners } from '../src/store/tests/owners.ts';
 import { addUploadDays, foldPendingMeans } from '../src/store/uploads/duration-writes.ts';
 import { failureTextHash } from '../src/store/uploads/failure-texts.ts';
 import { encodePasses, type PassEntry } from '../src/store/uploads/pass-codec.ts';
@@ -479,6 +481,8 @@ async function seedRepo(
   await db.deleteFrom('bench_seed_tests').execute();
   await db.transaction().execute(async (trx) => {
     await inChunks(cases.rows, 1000, (part) => trx.insertInto('test_cases').values(part).execute());
+    // The owner index (migration 0032), as ingestion writes it with the rows.
+    await addOwners(trx as unknown as Queryable, cases.rows as TestCaseRow[]);
     await trx
       .updateTable('repositories')
       .set({ test_ordinals: cases.rows.length })

@@ -44,6 +44,8 @@ export interface RepositoriesTable {
   health_version: Generated<number>;
   /** Test ordinals handed out so far: the next new test's `test_cases.ordinal` (migration 0011). */
   test_ordinals: Generated<number>;
+  /** Raised with every change of a known test's code owners (migration 0032; new tests raise test_ordinals). */
+  owners_version: Generated<number>;
 }
 
 export interface InstanceSecretsTable {
@@ -118,6 +120,19 @@ export interface TestCasesTable {
   /** Distinct PRs with a failure in the 7 days before the test's last evaluation (kept for unhealthy tests); rollup_at: when it last changed. */
   prs_impacted_7d: number;
   rollup_at: number;
+}
+
+/**
+ * One code owner of one test (migration 0032): `test_cases.codeowners` as rows, written with it
+ * (store/tests/cases.ts). Key (repo_id, owner, name, test_id): an owner's tests in the all-tests order.
+ */
+export interface TestOwnersTable {
+  repo_id: string;
+  owner: string;
+  /** The test's name (never changes), for the list's order. */
+  name: string;
+  test_id: string;
+  ordinal: number;
 }
 
 /**
@@ -515,6 +530,7 @@ export interface Tables {
   repo_settings: RepoSettingsTable;
   uploads: UploadsTable;
   test_cases: TestCasesTable;
+  test_owners: TestOwnersTable;
   test_results: TestResultsTable;
   failure_texts: FailureTextsTable;
   upload_passes: UploadPassesTable;

@@ -4,59 +4,44 @@
 // is matched beyond ASCII, and a server keeping no texts (MAINLINE_KEPT_TEST_TEXTS=0, the database's
 // search) answers the same pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { getPage, signIn } from '../support/dashboard.ts';
+import type { TestApp } from '../support/app.ts';
+import { type KeptAndNone, keptAndNone } from '../support/kept-and-none.ts';
 import { junitXml, upload } from '../support/upload.ts';
 
 const BASE = '/acme/repos/github.com/acme/web';
 
-/** The test names of a page's table, in order, and its count line. */
-function listed(body: string): { names: string[]; count: string } {
-  return {
-    names: [...body.matchAll(/<a class="test-name" href="[^"]+">([^<]+)<\/a>/g)].map((m) => m[1] as string),
-    count: /<p role="status">([^<]*)<\/p>/.exec(body)?.[1] ?? '',
-  };
-}
-
 describe('the all-tests search texts kept in memory', () => {
   let kept: TestApp;
   let none: TestApp;
-  const cookies = new Map<TestApp, string>();
-  const tokens = new Map<TestApp, string>();
-  const page = async (t: TestApp, query: string) => {
-    const res = await getPage(t, `${BASE}/tests${query === '' ? '' : `?${query}`}`, cookies.get(t));
-    expect(res.statusCode).toBe(200);
-    return listed(res.body);
-  };
-  const send = async (t: TestApp, cases: Parameters<typeof junitXml>[0]) => {
-    const res = await upload(t, tokens.get(t) as string, [{ name: 'r.xml', content: junitXml(cases) }], {
+  let both: KeptAndNone;
+  const page = (t: TestApp, query: string) => both.page(t, `${BASE}/tests${query === '' ? '' : `?${query}`}`);
+  const send = async (t: TestApp, cases: Parameters<typeof junitXml>[0], token = both.token(t)) => {
+    const res = await upload(t, token, [{ name: 'r.xml', content: junitXml(cases) }], {
       codeowners: '* @acme/web\n/src/payments/ @acme/payments\n',
     });
     expect(res.statusCode, res.body).toBe(200);
   };
 
   beforeAll(async () => {
-    kept = await buildTestApp();
-    none = await buildTestApp({ MAINLINE_KEPT_TEST_TEXTS: '0' });
-    for (const t of [kept, none]) {
-      tokens.set(t, await t.token('acme'));
-      await send(t, [
-        { name: 'test_login', classname: 'auth.LoginSpec', file: 'src/auth/login.test.ts' },
-        { name: 'test_refund', classname: 'pay.RefundSpec', file: 'src/payments/refund.test.ts' },
-        { name: 'test_Überweisung', classname: 'pay.TransferSpec', file: 'src/payments/transfer.test.ts' },
-        ...Array.from({ length: 51 }, (_, i) => ({
-          name: `test_z${String(i).padStart(2, '0')}`,
-          classname: 'misc.Spec',
-          file: 'src/misc.test.ts',
-        })),
-      ]);
-      cookies.set(t, await signIn(t, tokens.get(t) as string));
-    }
+    both = await keptAndNone((t, token) =>
+      send(
+        t,
+        [
+          { name: 'test_login', classname: 'auth.LoginSpec', file: 'src/auth/login.test.ts' },
+          { name: 'test_refund', classname: 'pay.RefundSpec', file: 'src/payments/refund.test.ts' },
+          { name: 'test_Überweisung', classname: 'pay.TransferSpec', file: 'src/payments/transfer.test.ts' },
+          ...Array.from({ length: 51 }, (_, i) => ({
+            name: `test_z${String(i).padStart(2, '0')}`,
+            classname: 'misc.Spec',
+            file: 'src/misc.test.ts',
+          })),
+        ],
+        token,
+      ),
+    );
+    ({ kept, none } = both);
   });
-  afterAll(async () => {
-    await kept.close();
-    await none.close();
-  });
+  afterAll(() => both.close());
 
   it('follows the tests an upload adds after the texts were kept', async () => {
     expect(await page(kept, 'q=refund')).toEqual({ names: ['test_refund'], count: '1 test match.' });

@@ -3,6 +3,7 @@ import {
   countAllTests,
   idsOfOrdinals,
   listAllTestIds,
+  ownedOrdinals,
   searchableTests,
   testVersions,
 } from '../../store/dashboard/all-tests.ts';
@@ -27,10 +28,12 @@ export interface AllTestsPage {
 
 /**
  * Every test of the repository (healthy or not), searched by name/classname/file, code owner and file;
- * by name, 50 a page. Without a code owner (the one filter on a column that changes) the list and
- * its count come from the repository's search texts kept in memory (test-search.ts), and a page's
- * rows are kept by the repository's health_version (every write to test_cases bumps it); with one,
- * or for a repository with more tests than the cache holds, all of it from the test rows.
+ * by name, 50 a page. A page is kept by the repository's health_version (every write to test_cases and
+ * its owner index bumps it). A search by name or file scans the repository's search texts kept in
+ * memory (test-search.ts) and, with a code owner, keeps the tests the owner has (its tests from the
+ * owner index, kept beside the texts by the ordinal count and owners_version); a code owner alone is
+ * the owner's range of the owner index, counted and paged in the database; a repository with more
+ * tests than the cache holds is searched in the database (the owner's range joined to its rows).
  */
 export async function allTestsPage(
   ctx: AppContext,
@@ -39,26 +42,47 @@ export async function allTestsPage(
   query: AllTestsQuery,
 ): Promise<AllTestsPage> {
   const repository = await findRepository(ctx.db, caller, ref);
-  const versions = query.owner === '' ? await testVersions(ctx.db, repository.id) : undefined;
-  const texts =
-    versions === undefined
-      ? undefined
-      : await ctx.caches.testSearch.at(repository.id, versions.ordinals, () =>
-          searchableTests(ctx.db, repository.id),
-        );
-  if (versions === undefined || texts === undefined) {
-    const total = await countAllTests(ctx.db, repository.id, query);
-    const { page, pages, offset } = paged(total, query.page);
-    const ids = await listAllTestIds(ctx.db, repository.id, query, { limit: PAGE_SIZE, offset });
-    return { repository, total, rows: await listRows(ctx.db, ids), page, pages };
-  }
-  const key = JSON.stringify([repository.id, versions.health, query.search, query.file, query.page]);
+  const versions = await testVersions(ctx.db, repository.id);
+  if (versions === undefined) return { repository, total: 0, rows: [], page: 1, pages: 1 };
+  const key = JSON.stringify([
+    repository.id,
+    versions.health,
+    query.search,
+    query.file,
+    query.owner,
+    query.page,
+  ]);
   let kept = ctx.caches.allTestsPages.get(key);
   if (kept === undefined) {
-    const matches = searchTexts(texts, query);
-    const { page, pages, offset } = paged(matches.length, query.page);
-    const ids = await idsOfOrdinals(ctx.db, repository.id, matches.slice(offset, offset + PAGE_SIZE));
-    kept = { total: matches.length, rows: await listRows(ctx.db, ids), page, pages };
+    const searched = query.search !== '' || query.file !== '';
+    const texts =
+      searched || query.owner === ''
+        ? await ctx.caches.testSearch.at(repository.id, versions.ordinals, () =>
+            searchableTests(ctx.db, repository.id),
+          )
+        : undefined;
+    let ids: string[];
+    let total: number;
+    let at: { page: number; pages: number };
+    if (texts === undefined) {
+      total = await countAllTests(ctx.db, repository.id, query);
+      const { offset, ...rest } = paged(total, query.page);
+      at = rest;
+      ids = await listAllTestIds(ctx.db, repository.id, query, { limit: PAGE_SIZE, offset });
+    } else {
+      let matches = searchTexts(texts, query);
+      if (query.owner !== '') {
+        const owned = await ctx.caches.testSearch.owned(repository.id, query.owner, versions, () =>
+          ownedOrdinals(ctx.db, repository.id, query.owner),
+        );
+        matches = matches.filter((o) => owned[o] === 1);
+      }
+      total = matches.length;
+      const { offset, ...rest } = paged(total, query.page);
+      at = rest;
+      ids = await idsOfOrdinals(ctx.db, repository.id, matches.slice(offset, offset + PAGE_SIZE));
+    }
+    kept = { total, rows: await listRows(ctx.db, ids), ...at };
     ctx.caches.allTestsPages.set(key, kept);
   }
   return { repository, ...kept, rows: [...kept.rows] };

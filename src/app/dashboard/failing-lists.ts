@@ -1,84 +1,82 @@
-// The dashboard's failing-tests lists, kept in memory by the repository's read version (rollups.ts
+// The dashboard's failing-tests pages, kept in memory by the repository's read version (rollups.ts
 // `readVersion`: its health_version, which every ingest bumps in the transaction that adds to the
-// failure rollups, and its oldest upload, which retention changes when it takes an upload back out of
-// them). Each list is every test that failed in a window of whole hours, in the page's order, with
-// its failures: grouping the window's failure rollups is the page's cost (two groupings a request
-// before: the count and the page), so a repository's list is grouped once per version and window and
-// every page of it, and its count, is a slice. The version is read from the database on every
-// request, so replicas sharing one PostgreSQL stay exact; a list loaded after reading the version is
-// at least as new as it. The rows of a page (the test rows' status and quarantine, the latest failure)
-// are kept with the list too, a few pages a list: every write to test_cases bumps health_version,
-// so they cannot change while the version stands. One per app (app/caches.ts), holding at most
-// MAINLINE_KEPT_FAILING_TESTS entries in all (a list counts its tests, one more, and 50 a page it
-// keeps); a longer list is grouped on every request.
+// failure rollups and the kept windows, and its oldest upload, which retention changes when it takes
+// an upload back out of them). A page is a range read of the window's kept table
+// (store/dashboard/failing.ts) and the rows of its tests (their status and quarantine, the latest
+// failure); kept here, a repeated view costs the version read alone. Every write to test_cases bumps
+// health_version, so a page's rows cannot change while the version stands; the key names the
+// window's hours, so a page moves on with the clock. The version is read from the database on every
+// request, so replicas sharing one PostgreSQL stay exact; a page loaded after reading the version is
+// at least as new as it. One per app (app/caches.ts), holding at most MAINLINE_KEPT_FAILING_TESTS
+// entries in all (a list counts one, and 50 a page it keeps, at most 8 pages a list).
 import { WeighedLru } from '../../lib/weighed-lru.ts';
-import type { FailingEntry } from '../../store/dashboard/failing.ts';
 
 /** Pages of rows kept with a list, the most recently used last. */
 const PAGES_PER_LIST = 8;
-/** What a kept page counts towards the limit. */
-const PAGE_WEIGHT = 50;
+/** Rows of a page, and what a kept page counts towards the limit. */
+const PAGE_ROWS = 50;
 
-/** A list at one version, with the rows of some of its pages. */
-export interface KeptList<R> {
+/** A page of a list: the list's count, the page (clamped to the last) and its rows. */
+export interface KeptPage<R> {
+  readonly total: number;
+  readonly page: number;
+  readonly rows: readonly R[];
+}
+
+/** A list at one version, with its count and some of its pages. */
+interface KeptList<R> {
   readonly version: string;
-  readonly entries: readonly FailingEntry[];
-  readonly pages: Map<number, readonly R[]>;
+  readonly total: number;
+  readonly pages: Map<number, KeptPage<R>>;
 }
 
 export class FailingLists<R> {
   readonly #lists: WeighedLru<KeptList<R>>;
-  /** Lists being loaded, by key and version: concurrent requests of a new version share one grouping. */
-  readonly #loading = new Map<string, Promise<KeptList<R>>>();
+  /** Pages being loaded, by key, version and page: concurrent requests of a new version share one read. */
+  readonly #loading = new Map<string, Promise<KeptPage<R>>>();
 
   constructor(maxEntries: number) {
     this.#lists = new WeighedLru(maxEntries);
   }
 
   /**
-   * The list named `key` (repository and window) at `version` (read before calling), loaded and kept
-   * when not held at that version.
+   * Page `page` of the list named `key` (repository, window and its hours) at `version` (read before
+   * calling), loaded and kept when not held at that version.
    */
-  async at(key: string, version: string, load: () => Promise<readonly FailingEntry[]>): Promise<KeptList<R>> {
+  async page(
+    key: string,
+    version: string,
+    page: number,
+    load: (page: number) => Promise<KeptPage<R>>,
+  ): Promise<KeptPage<R>> {
     const held = this.#lists.get(key);
-    if (held !== undefined && held.version === version) return held;
-    const loadKey = `${key}\n${version}`;
+    const list = held?.version === version ? held : undefined;
+    const wanted =
+      list === undefined ? page : Math.min(Math.max(1, page), Math.max(1, Math.ceil(list.total / PAGE_ROWS)));
+    const kept = list?.pages.get(wanted);
+    if (list !== undefined && kept !== undefined) {
+      list.pages.delete(wanted);
+      list.pages.set(wanted, kept);
+      return kept;
+    }
+    const loadKey = `${key}\n${version}\n${wanted}`;
     const pending = this.#loading.get(loadKey);
     if (pending !== undefined) return pending;
-    const loading = load().then((entries): KeptList<R> => ({ version, entries, pages: new Map() }));
+    const loading = load(wanted);
     this.#loading.set(loadKey, loading);
     try {
-      const list = await loading;
-      this.#lists.set(key, list, weight(list));
-      return list;
+      const loaded = await loading;
+      const current = this.#lists.get(key);
+      const into =
+        current?.version === version
+          ? current
+          : { version, total: loaded.total, pages: new Map<number, KeptPage<R>>() };
+      if (into.pages.size >= PAGES_PER_LIST) into.pages.delete(into.pages.keys().next().value as number);
+      into.pages.set(loaded.page, loaded);
+      this.#lists.set(key, into, 1 + PAGE_ROWS * into.pages.size);
+      return loaded;
     } finally {
       this.#loading.delete(loadKey);
     }
   }
-
-  /** The rows of page `page` of the list `at` gave for `key`, built and kept with it when not held. */
-  async page(
-    key: string,
-    list: KeptList<R>,
-    page: number,
-    build: () => Promise<readonly R[]>,
-  ): Promise<readonly R[]> {
-    const held = list.pages.get(page);
-    if (held !== undefined) {
-      list.pages.delete(page);
-      list.pages.set(page, held);
-      return held;
-    }
-    const rows = await build();
-    if (list.pages.size >= PAGES_PER_LIST) list.pages.delete(list.pages.keys().next().value as number);
-    list.pages.set(page, rows);
-    // Weighed again with its pages (or not kept, if it was dropped meanwhile).
-    if (this.#lists.get(key) === list) this.#lists.set(key, list, weight(list));
-    return rows;
-  }
-}
-
-/** What a list counts towards the limit: its tests, one more, and PAGE_WEIGHT a kept page. */
-function weight(list: KeptList<unknown>): number {
-  return list.entries.length + 1 + PAGE_WEIGHT * list.pages.size;
 }

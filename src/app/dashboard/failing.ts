@@ -1,9 +1,21 @@
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
-import { type FailingEntry, failingList, latestFailuresOf } from '../../store/dashboard/failing.ts';
+import {
+  type FailingEntry,
+  failingList,
+  failingWindowAt,
+  failingWindowsBehind,
+  type FailingWindow as KeptWindow,
+  latestFailuresOf,
+  moveFailingWindow,
+  readFailingPage,
+} from '../../store/dashboard/failing.ts';
 import { listRows, type TestListRow } from '../../store/dashboard/repo-days.ts';
-import { hourOf, readVersion } from '../../store/uploads/rollups.ts';
+import { inTransaction } from '../../store/transaction.ts';
+import { lockRepositoryHealth } from '../../store/uploads/results.ts';
+import { readVersion } from '../../store/uploads/rollups.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { findRepository, type RepoRef, type Repository } from '../repositories.ts';
+import type { KeptPage } from './failing-lists.ts';
 import { PAGE_SIZE } from './tests.ts';
 
 /** The windows the failing-tests page offers, by their query value. */
@@ -33,9 +45,10 @@ export interface FailingTestsPage {
 
 /**
  * The tests that failed in the window (whole UTC hours, as list-failing-tests counts them), most
- * failures first, 50 a page: the order and the failures from the repository's list kept by its read
- * version (failing-lists.ts), the latest failure and its summary from the failure rollups, the rest
- * from the test rows of the page, kept with the list (every test_cases write bumps the version).
+ * failures first, 50 a page: the order, the failures and the count from the repository's kept window
+ * (store/dashboard/failing.ts, a range read), the latest failure and its summary from the failure
+ * rollups, the rest from the test rows of the page; the page kept by the read version
+ * (failing-lists.ts).
  */
 export async function failingTestsPage(
   ctx: AppContext,
@@ -44,21 +57,67 @@ export async function failingTestsPage(
   query: FailingQuery,
 ): Promise<FailingTestsPage> {
   const repository = await findRepository(ctx.db, caller, ref);
-  const end = ctx.now() + HOUR_MS;
-  const start = ctx.now() - FAILING_WINDOWS[query.window];
+  const now = ctx.now();
+  const window = failingWindowAt(FAILING_WINDOWS[query.window] / HOUR_MS, now);
   const version = await readVersion(ctx.db, repository.id);
-  const load = () => failingList(ctx.db, repository.id, { start, end });
-  const key = `${repository.id}|${hourOf(start)}|${hourOf(end - 1)}`;
-  const kept = version === undefined ? undefined : await ctx.caches.failingLists.at(key, version, load);
-  const list = kept?.entries ?? (await load());
-  const total = list.length;
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  const page = Math.min(Math.max(1, query.page), pages);
-  const build = () =>
-    failingRows(ctx, repository.id, list.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), start);
-  const rows =
-    kept === undefined ? await build() : await ctx.caches.failingLists.page(key, kept, page, build);
-  return { repository, total, rows: [...rows], page, pages };
+  const load = (page: number) => loadPage(ctx, repository.id, window, page);
+  const key = `${repository.id}|${window.hours}|${window.lo}|${window.hi}`;
+  const kept =
+    version === undefined
+      ? await load(query.page)
+      : await ctx.caches.failingLists.page(key, version, query.page, load);
+  const pages = Math.max(1, Math.ceil(kept.total / PAGE_SIZE));
+  return { repository, total: kept.total, rows: [...kept.rows], page: kept.page, pages };
+}
+
+/**
+ * A page of the kept window, moved onto the window's hours first when it is not on them (the first
+ * read of a new hour); if another request keeps moving it elsewhere (replicas whose clocks straddle
+ * an hour), the window's failure rollups are grouped instead.
+ */
+async function loadPage(
+  ctx: AppContext,
+  repoId: string,
+  window: KeptWindow,
+  page: number,
+): Promise<KeptPage<FailingRow>> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const read = await readFailingPage(ctx.db, repoId, window, page, PAGE_SIZE);
+    if (read !== undefined) {
+      return {
+        total: read.total,
+        page: read.page,
+        rows: await failingRows(ctx, repoId, read.entries, window),
+      };
+    }
+    await moveWindow(ctx, repoId, window);
+  }
+  const list = await failingList(ctx.db, repoId, {
+    start: window.lo * HOUR_MS,
+    end: (window.hi + 1) * HOUR_MS,
+  });
+  const last = Math.max(1, Math.ceil(list.length / PAGE_SIZE));
+  const clamped = Math.min(Math.max(1, page), last);
+  const entries = list.slice((clamped - 1) * PAGE_SIZE, clamped * PAGE_SIZE);
+  return { total: list.length, page: clamped, rows: await failingRows(ctx, repoId, entries, window) };
+}
+
+/** Moves a repository's kept window onto its hours, under the repository's health lock. */
+function moveWindow(ctx: AppContext, repoId: string, window: KeptWindow): Promise<void> {
+  return inTransaction(ctx.db, async (trx) => {
+    await lockRepositoryHealth(trx, repoId);
+    await moveFailingWindow(trx, repoId, window);
+  });
+}
+
+/**
+ * Moves every kept failing-tests window not on the hours it shows at `now` (the periodic pass), so
+ * that the first read of a new hour finds it there.
+ */
+export async function moveFailingWindows(ctx: AppContext, now: number): Promise<number> {
+  const behind = await failingWindowsBehind(ctx.db, now);
+  for (const { repoId, window } of behind) await moveWindow(ctx, repoId, window);
+  return behind.length;
 }
 
 /** The page's rows: its tests' list rows and latest failures in the window. */
@@ -66,7 +125,7 @@ async function failingRows(
   ctx: AppContext,
   repoId: string,
   entries: readonly FailingEntry[],
-  start: number,
+  window: KeptWindow,
 ): Promise<FailingRow[]> {
   const tests = new Map(
     (
@@ -80,7 +139,7 @@ async function failingRows(
     ctx.db,
     repoId,
     entries.map((e) => e.ordinal),
-    start,
+    window.lo * HOUR_MS,
   );
   return entries.flatMap((e) => {
     const test = tests.get(e.id);

@@ -8,6 +8,11 @@
 // case) instead of a scan of the test rows with three lower() calls each, twice (count and page).
 // One per app (app/caches.ts), holding at most MAINLINE_KEPT_TEST_TEXTS tests in all; a repository
 // with more is searched in the database.
+// Beside the texts, the tests of each code owner asked for (from the owner index, test_owners) as one
+// byte per test ordinal, kept by the ordinal count and the repository's owners_version (raised by
+// every change of a known test's owners, in the transaction that changes them): a search with an
+// owner then keeps the matches the owner has, without reading the owner's tests again. As many
+// bitmaps as weigh MAINLINE_KEPT_TEST_TEXTS tests' texts (a test's texts taken as 200 bytes).
 
 import { WeighedLru } from '../../lib/weighed-lru.ts';
 
@@ -37,12 +42,44 @@ function textsOf(count: number, rows: readonly Row[]): SearchTexts {
   return { count, ordinals, names, classnames, files };
 }
 
+/** One owner's tests: `has[ordinal]` is 1 for each, at one ordinal count and owners_version. */
+interface OwnedTests {
+  readonly ordinals: number;
+  readonly owners: number;
+  readonly has: Uint8Array;
+}
+
+/** What a test's kept texts are taken to weigh, in bytes, against an owner's byte a test. */
+const TEXT_BYTES = 200;
+
 export class TestSearchTexts {
   readonly #repos: WeighedLru<SearchTexts>;
   readonly #loading = new Map<string, Promise<SearchTexts>>();
+  readonly #owned: WeighedLru<OwnedTests>;
 
   constructor(private readonly maxTests: number) {
     this.#repos = new WeighedLru(maxTests);
+    this.#owned = new WeighedLru(maxTests);
+  }
+
+  /**
+   * The tests `owner` owns in the repository at ordinal count `ordinals` and owners_version `owners`
+   * (both read before calling), as a membership by ordinal; `load` reads their ordinals.
+   */
+  async owned(
+    repoId: string,
+    owner: string,
+    versions: { ordinals: number; owners: number },
+    load: () => Promise<Iterable<number>>,
+  ): Promise<Uint8Array> {
+    const key = JSON.stringify([repoId, owner]);
+    const held = this.#owned.get(key);
+    if (held !== undefined && held.ordinals === versions.ordinals && held.owners === versions.owners)
+      return held.has;
+    const has = new Uint8Array(versions.ordinals);
+    for (const ordinal of await load()) if (ordinal < has.length) has[ordinal] = 1;
+    this.#owned.set(key, { ...versions, has }, Math.ceil(has.length / TEXT_BYTES) + 1);
+    return has;
   }
 
   /**

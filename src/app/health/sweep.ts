@@ -2,6 +2,7 @@ import { listActiveTestIds, listReposWithActiveTests } from '../../store/tests/c
 import { inTransaction } from '../../store/transaction.ts';
 import { lockRepositoryHealth } from '../../store/uploads/results.ts';
 import type { AppContext } from '../context.ts';
+import { moveFailingWindows } from '../dashboard/failing.ts';
 import { applyRetention } from '../retention.ts';
 import { recomputeTests } from './recompute.ts';
 import { loadHealthSettings } from './settings.ts';
@@ -56,6 +57,8 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
   const pruned = await applyRetention(ctx, now);
   // After retention, which takes a listed upload it deletes off the list instead of folding it.
   const folded = await ctx.caches.meansFolds.foldAll(ctx.db);
+  // The dashboard's kept failing-tests windows move on with the hour, so a page's first read need not.
+  await moveFailingWindows(ctx, now);
   return {
     repositories: repos.length,
     tests,

@@ -150,8 +150,18 @@ function filtered(db: Queryable, repoId: string, f: TestFilter) {
     query = query.where(sql<boolean>`lower(name) like ${contains(f.search.toLowerCase())} escape '\\'`);
   }
   if (f.owner !== '') {
-    // codeowners is a JSON array of strings: match one whole element.
-    query = query.where(sql<boolean>`codeowners like ${contains(JSON.stringify(f.owner))} escape '\\'`);
+    // One key lookup in the owner index (test_owners) per candidate: its key holds the name and id
+    // the candidate's index row already has.
+    query = query.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('test_owners as o')
+          .select('o.ordinal')
+          .where('o.repo_id', '=', repoId)
+          .where('o.owner', '=', f.owner)
+          .whereRef('o.name', '=', 'test_cases.name')
+          .whereRef('o.test_id', '=', 'test_cases.id'),
+      ),
+    );
   }
   return query;
 }
@@ -189,8 +199,8 @@ export async function listRows(db: Queryable, ids: readonly string[]) {
 
 /**
  * Ids of a filtered list in its order, read from the covering index
- * (repo_id, status, prs_impacted_7d desc, name, id) (the code-owner filter also reads the rows of the
- * candidates); all of them when no limit is given.
+ * (repo_id, status, prs_impacted_7d desc, name, id) (the code-owner filter looks each candidate up in
+ * the owner index by that name and id); all of them when no limit is given.
  */
 export async function listIds(
   db: Queryable,

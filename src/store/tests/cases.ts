@@ -2,6 +2,7 @@ import type { Selectable, Updateable } from 'kysely';
 import { insertMany, keyChunks, type Queryable, updateMany, yieldToEventLoop } from '../../db/bulk.ts';
 import type { TestCasesTable } from '../schema.ts';
 import { reserveTestOrdinals, writeTestHealth } from '../tenancy/repos.ts';
+import { addOwners, bumpOwnersVersion, replaceOwners } from './owners.ts';
 
 export type TestCaseRow = Selectable<TestCasesTable>;
 
@@ -57,7 +58,7 @@ export function markSeen(db: Queryable, repoId: string, now: number, ids: readon
   });
 }
 
-/** Replaces tests' owners: ids by their new owners (JSON). */
+/** Replaces tests' owners: ids by their new owners (JSON), and their rows of the owner index. */
 export function setOwners(
   db: Queryable,
   repoId: string,
@@ -65,10 +66,12 @@ export function setOwners(
 ): Promise<void> {
   return writeTestHealth(db, repoId, async () => {
     for (const [codeowners, ids] of changed) {
+      await replaceOwners(db, repoId, codeowners, ids);
       for (const part of keyChunks(db, ids)) {
         await db.updateTable('test_cases').set({ codeowners }).where('id', 'in', part).execute();
       }
     }
+    if (changed.size > 0) await bumpOwnersVersion(db, repoId);
     return { changed: changed.size > 0, value: undefined };
   });
 }
@@ -122,10 +125,15 @@ async function upsert(
   const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
   if (inserted === fresh.length) {
     for (const r of fresh) byIndex[indexOf.get(r.id) as number] = seenOf(r);
+    await addOwners(db, fresh);
   } else {
     // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
-    // those of other repositories are skipped.
+    // those of other repositories are skipped. The rows inserted here are those with our ordinal.
     await lookUp(fresh.map((r) => r.id));
+    await addOwners(
+      db,
+      fresh.filter((r) => byIndex[indexOf.get(r.id) as number]?.ordinal === r.ordinal),
+    );
   }
   return { changed: inserted > 0, value: { byIndex } };
 }

@@ -1,5 +1,6 @@
-// The rollups' bulk upsert: flat rows into test_run_hours and test_failure_hours (store/uploads/rollups-write.ts)
-// and the duration tables (store/uploads/duration-writes.ts, which is handed it), one statement shape per engine.
+// The rollups' bulk upsert: flat rows into test_run_hours and test_failure_hours (store/uploads/rollups-write.ts),
+// the failing-tests windows (store/dashboard/failing.ts) and the duration tables
+// (store/uploads/duration-writes.ts, which is handed it), one statement shape per engine.
 import { CompiledQuery, PostgresAdapter } from 'kysely';
 import { type Queryable, yieldToEventLoop } from '../../db/bulk.ts';
 
@@ -18,7 +19,12 @@ const upsertTexts = new Map<string, string>();
  */
 export async function upsert(
   db: Queryable,
-  table: 'test_run_hours' | 'test_failure_hours' | 'test_duration_means' | 'repo_time_days',
+  table:
+    | 'test_run_hours'
+    | 'test_failure_hours'
+    | 'test_duration_means'
+    | 'repo_time_days'
+    | 'test_failing_windows',
   columns: readonly Column[],
   key: string,
   set: string,

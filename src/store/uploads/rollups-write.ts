@@ -3,6 +3,7 @@
 // and a repository's rollups rebuilt from its stored results and pass blobs.
 import { sql } from 'kysely';
 import { chunked, type Queryable } from '../../db/bulk.ts';
+import { addToFailingWindows, forgetFailingWindows, refreshFailingWindows } from '../dashboard/failing.ts';
 import { addUploadDays, removeUploadDurations } from './duration-writes.ts';
 import type { EncodedPasses } from './pass-codec.ts';
 import { HOUR_MS, hourOf } from './rollups.ts';
@@ -121,6 +122,13 @@ export async function addUploadRollups(
     }
   }
   for (const round of rounds) await addFailureRows(db, round);
+  // The dashboard's kept failing-tests windows (store/dashboard/failing.ts) follow the failure rollups.
+  const failures = [...groups.values()].map(({ row }) => ({
+    ordinal: row[1] as number,
+    hour: row[2] as number,
+    failures: row[4] as number,
+  }));
+  await addToFailingWindows(db, repoId, failures);
   await addUploadDays(db, repoId, attempts);
 }
 
@@ -215,6 +223,7 @@ export async function refreshFailureHours(
       ]);
     await addFailureRows(db, kept);
   }
+  await refreshFailingWindows(db, repoId, pairs);
 }
 
 /**
@@ -224,6 +233,7 @@ export async function refreshFailureHours(
 export async function rebuildRollups(db: Queryable, repoId: string): Promise<void> {
   await db.deleteFrom('test_run_hours').where('repo_id', '=', repoId).execute();
   await db.deleteFrom('test_failure_hours').where('repo_id', '=', repoId).execute();
+  await forgetFailingWindows(db, repoId);
   const hour = hourSql('r.at');
   await sql`insert into test_failure_hours (repo_id, ordinal, hour, fingerprint, failures, last_at, summary)
     select r.repo_id, t.ordinal, ${hour}, coalesce(r.failure_fingerprint, ''), count(*), max(r.at),
