@@ -37,7 +37,14 @@ export type MergeOutcome =
    * Refused: conflict, head moved, target moved meanwhile; reason says which. targetMovedTo: refused
    * only because the target is not at the expected tip but at this commit (nothing merged).
    */
-  | { readonly ok: false; readonly reason: string; readonly targetMovedTo?: string };
+  | { readonly ok: false; readonly reason: string; readonly targetMovedTo?: string }
+  /**
+   * Not merged yet, and nothing refused: the forge will merge on its own once something it waits for
+   * is done (GitLab: the pipeline of the merge request's rebased head, with auto-merge set). The same
+   * merge is asked again later, which answers ok only once the forge reports the PR merged at the
+   * head asked for; reason says what it waits for. Only the GitLab forge answers this.
+   */
+  | { readonly ok: 'pending'; readonly reason: string };
 
 /** What to merge: the PR at headSha onto targetBranch, and only while it is at expectedTargetSha. */
 export interface MergeInput {
@@ -52,6 +59,11 @@ export interface MergeInput {
    * absent: no such check.
    */
   readonly expectedTargetSha?: string;
+  /**
+   * The merge has waited (ok 'pending') as long as it may: answer ok or ok:false, never pending
+   * again; a forge that asked for a merge later withdraws that request.
+   */
+  readonly finalAttempt?: boolean;
 }
 
 /**

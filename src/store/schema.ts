@@ -285,6 +285,8 @@ export interface QueueActionsTable {
   done_at: number | null;
   attempts: Generated<number>;
   last_error: string | null;
+  /** Not carried out before this time (ms): the forge answered "not yet" (migration 0031); null: due. */
+  not_before: number | null;
 }
 
 export interface GitPullRequestsTable {

@@ -268,7 +268,7 @@ describe('GitLab fast-forward and semi-linear projects: the queue rebases', () =
     await s.settle();
     const pr = await s.pr(iid);
     expect(pr.state).toBe('failed');
-    expect(pr.stateReason).toMatch(/comes from a fork, whose branch Mainline cannot push to/);
+    expect(pr.stateReason).toMatch(/comes from a fork whose branch Mainline cannot push to/);
   });
 });
 

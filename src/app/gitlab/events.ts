@@ -9,7 +9,7 @@ import {
   setDeliveryOutcome,
 } from '../../store/forge/github.ts';
 import { findGrant } from '../../store/forge/grants.ts';
-import { findQueue, listQueues } from '../../store/queue/queues.ts';
+import { findQueue, listQueues, wakeWaitingActions } from '../../store/queue/queues.ts';
 import { findRepo } from '../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { commentCommand, pushEvent } from '../github/events.ts';
@@ -208,6 +208,8 @@ async function statusesOf(
     });
   }
   await deliverStatuses(ctx, routing, repo, sha);
+  // A merge waiting for a merge request's pipeline (auto-merge) looks again now.
+  for (const row of await listQueues(ctx.db, [repo.id])) await wakeWaitingActions(ctx.db, row.id, ctx.now());
   return `statuses at ${sha.slice(0, 12)}: ${statuses.map((s) => `${s.name}=${s.state}`).join(', ') || 'none'}`;
 }
 
@@ -233,7 +235,11 @@ async function mergeRequestEvent(
     // The merge request being merged is left to its merge, as the runner's poll leaves it: in a
     // fast-forward or semi-linear project the merge itself pushes the rebased head it tested (with a
     // lease on the queued head), and GitLab's merge with that SHA refuses any other push.
-    if (state.merging?.prNumber === number && a?.state === 'opened') continue;
+    if (state.merging?.prNumber === number && (a?.state === 'opened' || a?.state === 'merged')) {
+      // Its merge may be waiting for GitLab (auto-merge): it looks again now.
+      await wakeWaitingActions(ctx.db, row.id, ctx.now());
+      continue;
+    }
     if (a?.state === 'opened' && head !== undefined && head !== entry.headSha) {
       await applyEvent(ctx, row.id, { type: 'pr_head_updated', prNumber: number, headSha: head }, ctx.now());
       done.push(`!${number} head updated in queue ${state.branch}`);
@@ -248,7 +254,6 @@ async function mergeRequestEvent(
       );
       done.push(`!${number} now ${read.mergeability} in queue ${state.branch}`);
     } else if (a?.state === 'closed' || a?.state === 'merged' || a?.state === 'locked') {
-      if (a.state === 'merged' && state.merging?.prNumber === number) continue;
       const reason =
         a.state === 'merged'
           ? 'The merge request was merged outside the queue'

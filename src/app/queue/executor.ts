@@ -4,6 +4,7 @@ import {
   findQueueById,
   markActionDone,
   markActionFailed,
+  markActionWaiting,
   type QueueActionRow,
   type QueueRow,
 } from '../../store/queue/queues.ts';
@@ -17,6 +18,9 @@ import { flakeProtectionNote } from './prs.ts';
 
 /** An action failing this many times in a row is answered with a failure event. */
 export const MAX_ACTION_ATTEMPTS = 5;
+
+/** How long a merge the forge answered "not yet" (ok 'pending') waits before it is asked again. */
+export const MERGE_RECHECK_MS = 10_000;
 
 /** A queue as a runner pass drives it: its row and its repository as the forge addresses it. */
 export interface DrivenQueue {
@@ -72,11 +76,17 @@ export class QueueExecutor {
   /**
    * Carries out one outbox action and marks it done; a failure is recorded for a retry, and after
    * MAX_ACTION_ATTEMPTS answered with a failure event (so the PR leaves the queue with the reason).
+   * A merge the forge will make on its own later (ok 'pending') stays not done, without counting as
+   * a failure, and is asked again after MERGE_RECHECK_MS; the actions after it go on meanwhile.
    */
   async run(queueId: string, repo: ForgeRepo, action: QueueActionRow): Promise<ActionOutcome> {
     const db = this.#ctx.db;
     try {
-      await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction);
+      const waiting = await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction, action);
+      if (waiting !== undefined) {
+        await markActionWaiting(db, action.id, this.#ctx.now() + MERGE_RECHECK_MS, waiting);
+        return { ok: true };
+      }
       await markActionDone(db, action.id, this.#ctx.now());
       return { ok: true };
     } catch (error) {
@@ -144,7 +154,13 @@ export class QueueExecutor {
     }
   }
 
-  async #execute(queueId: string, repo: ForgeRepo, action: QueueAction): Promise<void> {
+  /** Carries out the action; answers what it waits for when the forge said "not yet" (a merge). */
+  async #execute(
+    queueId: string,
+    repo: ForgeRepo,
+    action: QueueAction,
+    row: QueueActionRow,
+  ): Promise<string | undefined> {
     switch (action.type) {
       case 'create_test_run': {
         const built = await this.#forge.buildTestBranch(repo, action);
@@ -172,8 +188,7 @@ export class QueueExecutor {
         return;
       }
       case 'merge_pr':
-        await this.#merge(queueId, repo, action);
-        return;
+        return this.#merge(queueId, repo, action, row);
       case 'report_pr_state':
         await this.#report(queueId, repo, action);
         return;
@@ -229,13 +244,25 @@ export class QueueExecutor {
     });
   }
 
+  /**
+   * Asks the forge to merge; answers what the merge waits for when the forge will make it later
+   * (ok 'pending'). A merge that has waited longer than the queue's testingTimeoutMinutes since it was
+   * decided, or whose PR was cancelled while it waited, is asked one last time with finalAttempt, and
+   * fails if it is still not merged.
+   */
   async #merge(
     queueId: string,
     repo: ForgeRepo,
     action: Extract<QueueAction, { type: 'merge_pr' }>,
-  ): Promise<void> {
+    row: QueueActionRow,
+  ): Promise<string | undefined> {
     const state = (await this.#current(queueId))?.state;
+    const waitMs = (state?.settings.testingTimeoutMinutes ?? 300) * 60_000;
     const entry = state?.prs[String(action.prNumber)];
+    // A waiting merge is asked a last time (the forge withdraws its request unless it can merge now)
+    // once it has waited too long, or once the PR was cancelled meanwhile (`/mainline cancel`).
+    const cancelled = entry !== undefined && entry.state === 'cancelled';
+    const finalAttempt = row.not_before !== null && (cancelled || this.#ctx.now() >= row.created_at + waitMs);
     // An action saved before merge_pr carried the tip takes it from the state: while this merge is in
     // flight the state's targetHead stays the tip the merge was decided on. Without such a state (the
     // merge is no longer the one in flight) there is nothing to compare with, so no check; an empty
@@ -249,17 +276,28 @@ export class QueueExecutor {
       headSha: action.expectedHeadSha,
       method: action.method,
       ...(expectedTargetSha ? { expectedTargetSha } : {}),
+      ...(finalAttempt ? { finalAttempt } : {}),
     });
+    if (merged.ok === 'pending' && !finalAttempt) return merged.reason;
     await this.#apply(
       queueId,
-      merged.ok
+      merged.ok === true
         ? { type: 'merge_succeeded', prNumber: action.prNumber, newTargetSha: merged.newTargetSha }
-        : {
-            type: 'merge_failed',
-            prNumber: action.prNumber,
-            reason: merged.reason,
-            ...(merged.targetMovedTo !== undefined ? { targetMovedTo: merged.targetMovedTo } : {}),
-          },
+        : merged.ok === 'pending'
+          ? {
+              type: 'merge_failed',
+              prNumber: action.prNumber,
+              reason: cancelled
+                ? `cancelled while waiting: ${merged.reason}`
+                : `still not merged after ${waitMs / 60_000} minutes: ${merged.reason}`,
+            }
+          : {
+              type: 'merge_failed',
+              prNumber: action.prNumber,
+              reason: merged.reason,
+              ...(merged.targetMovedTo !== undefined ? { targetMovedTo: merged.targetMovedTo } : {}),
+            },
     );
+    return undefined;
   }
 }

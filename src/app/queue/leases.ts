@@ -33,7 +33,7 @@ export function releaseQueueLease(ctx: AppContext, queueId: string, owner: strin
   return releaseLease(ctx.db, queueId, owner);
 }
 
-/** The queue's outbox actions not done yet, oldest first. */
+/** The queue's outbox actions not done yet and due (one waiting on the forge is passed over), oldest first. */
 export function pendingQueueActions(ctx: AppContext, queueId: string, limit: number) {
-  return pendingActions(ctx.db, queueId, limit);
+  return pendingActions(ctx.db, queueId, limit, ctx.now());
 }

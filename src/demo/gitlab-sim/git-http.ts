@@ -1,6 +1,7 @@
 /** Git over HTTP at `/<full path>.git/...`, as GitLab serves it, through the git CLI. */
 import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import type { Request } from './model.ts';
 
 /** The paths of git's smart HTTP protocol under a project (`/<full path>.git/...`). */
@@ -13,8 +14,8 @@ export interface GitHttpContext {
   readonly token: string;
   /** Where each answer is recorded. */
   readonly requests: Request[];
-  /** Runs after a push was answered. */
-  afterPush(): Promise<void>;
+  /** Runs after a push was answered, with the push's options (`-o ci.skip`). */
+  afterPush(options: readonly string[]): Promise<void>;
 }
 /**
  * Git's smart HTTP protocol through `git http-backend` (CGI), with the token as the basic-auth
@@ -79,5 +80,43 @@ export async function serveGitHttp(
   res.writeHead(status, headers);
   res.end(split < 0 ? all : all.subarray(split + 4));
   // Merge requests read their heads from the branches: keep their refs current after a push.
-  if (url.pathname.endsWith('/git-receive-pack')) await ctx.afterPush();
+  if (url.pathname.endsWith('/git-receive-pack')) await ctx.afterPush(pushOptions(body, req));
+}
+
+/**
+ * The push options of a receive-pack request: pkt-lines after the commands' flush, when the first
+ * command announced the `push-options` capability.
+ */
+function pushOptions(raw: Buffer, req: IncomingMessage): string[] {
+  let body = raw;
+  try {
+    if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(raw);
+  } catch {
+    return [];
+  }
+  const lines: (string | null)[] = [];
+  let at = 0;
+  let flushes = 0;
+  while (at + 4 <= body.length && flushes < 2) {
+    const size = Number.parseInt(body.subarray(at, at + 4).toString('latin1'), 16);
+    if (Number.isNaN(size)) break;
+    if (size === 0) {
+      lines.push(null);
+      flushes++;
+      at += 4;
+      continue;
+    }
+    lines.push(
+      body
+        .subarray(at + 4, at + size)
+        .toString('utf8')
+        .replace(/\n$/, ''),
+    );
+    at += size;
+  }
+  const caps = (lines[0] ?? '').split('\0')[1]?.split(' ') ?? [];
+  if (!caps.includes('push-options')) return [];
+  const flush = lines.indexOf(null);
+  const end = lines.indexOf(null, flush + 1);
+  return lines.slice(flush + 1, end < 0 ? undefined : end).filter((l): l is string => l !== null);
 }

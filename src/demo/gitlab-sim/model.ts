@@ -31,6 +31,12 @@ export interface MergeRequest {
    * project's refs/merge-requests/<iid>/head, as GitLab keeps them), else null.
    */
   sourceProjectId?: number | null;
+  /** "Allow commits from members who can merge to the target branch" (a fork's merge request). */
+  allowCollaboration?: boolean;
+  /** Auto-merge ("merge when pipeline succeeds") set at this head; null: not set. */
+  autoMergeSha?: string | null;
+  /** The merge call's parameters auto-merge merges with. */
+  autoMergeParams?: Record<string, unknown>;
 }
 
 export interface CommitStatus {
@@ -54,12 +60,17 @@ export interface Note {
   createdAt: string;
 }
 
-/** A pipeline created through POST /projects/:id/pipeline (its jobs are the commit's statuses). */
+/**
+ * A pipeline created through POST /projects/:id/pipeline, or by a push over HTTP (without `ci.skip`)
+ * to a merge request's source branch; its jobs are the commit's statuses posted after it.
+ */
 export interface Pipeline {
   id: number;
   sha: string;
   ref: string;
-  source: 'api';
+  source: 'api' | 'push';
+  /** Pushed with `ci.skip`: GitLab makes a skipped pipeline, which no job joins. */
+  skipped?: boolean;
 }
 
 export interface Project {

@@ -174,7 +174,8 @@ export async function route(
   }
   if (a === 'pipelines' && tail.length === 1 && method === 'GET') {
     const byId = new Map<number, { sha: string; ref: string | null; source: string }>();
-    for (const x of p.pipelines) byId.set(x.id, { sha: x.sha, ref: x.ref, source: x.source });
+    for (const x of p.pipelines)
+      if (x.skipped !== true) byId.set(x.id, { sha: x.sha, ref: x.ref, source: x.source });
     for (const s of p.statuses)
       if (!byId.has(s.pipelineId)) byId.set(s.pipelineId, { sha: s.sha, ref: s.ref, source: 'external' });
     const rows = [...byId.entries()]
@@ -218,6 +219,9 @@ export async function route(
       };
     }
     if (c === 'merge' && d === undefined && method === 'PUT') return merge(s, p, mr, body);
+    if (c === 'cancel_merge_when_pipeline_succeeds' && d === undefined && method === 'POST') {
+      return cancelAutoMerge(s, p, mr);
+    }
     if (c === 'notes') {
       if (d === undefined && method === 'GET') {
         const list = [...(p.notes.get(mr.iid) ?? [])];
@@ -242,7 +246,11 @@ export async function route(
   throw new HttpError(404, '404 Not Found');
 }
 
-/** PUT …/merge: GitLab's checks and answers, then the project's merge method. */
+/**
+ * PUT …/merge: GitLab's checks and answers, then the project's merge method. With
+ * merge_when_pipeline_succeeds (or auto_merge) and the head pipeline still running, auto-merge is set
+ * instead (the merge happens when that pipeline succeeds: SimState.autoMerge).
+ */
 async function merge(s: SimState, p: Project, mr: MergeRequest, body: Record<string, unknown>) {
   const head = await s.headOf(p, mr);
   if (mr.state !== 'opened' || mr.draft) throw new HttpError(405, '405 Method Not Allowed');
@@ -251,42 +259,25 @@ async function merge(s: SimState, p: Project, mr: MergeRequest, body: Record<str
   }
   const status = await s.mergeStatus(p, mr);
   if (status === 'conflict' || status === 'need_rebase') throw new HttpError(406, 'Branch cannot be merged');
+  const auto = [body['merge_when_pipeline_succeeds'], body['auto_merge']].some(
+    (v) => v === true || v === 'true',
+  );
+  const pipeline = s.headPipeline(p, mr, head)?.status;
+  if (auto && (pipeline === 'created' || pipeline === 'pending' || pipeline === 'running')) {
+    mr.autoMergeSha = head;
+    mr.autoMergeParams = { ...body };
+    return { status: 200, json: await s.mrJson(p, mr) };
+  }
   if (status !== 'mergeable') throw new HttpError(405, '405 Method Not Allowed');
-  const target = await p.repo.branch(mr.targetBranch);
-  if (target === null) throw new HttpError(406, 'Branch cannot be merged');
-  const squash = body['squash'] === true || body['squash'] === 'true';
-  const title = mr.title;
-  let squashSha: string | null = null;
-  let source = head;
-  if (squash) {
-    const base = (await p.repo.mergeBase(target, head)) ?? target;
-    const message = typeof body['squash_commit_message'] === 'string' ? body['squash_commit_message'] : title;
-    squashSha = await p.repo.commitTree(await p.repo.tree(head), [base], message);
-    source = squashSha;
-  }
-  let newTarget: string;
-  let mergeSha: string | null = null;
-  if (p.mergeMethod === 'ff') {
-    newTarget = source;
-  } else {
-    const tree = await p.repo.mergeTree(target, source);
-    if (tree === null) throw new HttpError(406, 'Branch cannot be merged');
-    const message =
-      typeof body['merge_commit_message'] === 'string'
-        ? body['merge_commit_message']
-        : `Merge branch '${mr.sourceBranch}' into '${mr.targetBranch}'\n\n${title}\n\nSee merge request ${p.path}!${mr.iid}`;
-    mergeSha = await p.repo.commitTree(tree, [target, source], message);
-    newTarget = mergeSha;
-  }
-  if (!(await p.repo.cas(`refs/heads/${mr.targetBranch}`, newTarget, target))) {
-    throw new HttpError(422, 'Merge failed: the target branch moved');
-  }
-  mr.state = 'merged';
-  mr.frozenSha = head;
-  mr.mergeCommitSha = mergeSha;
-  mr.squashCommitSha = squashSha;
-  const bot = s.user('mainline-bot');
-  await s.pushed(p, mr.targetBranch, target, newTarget, bot.username);
-  s.hook(p, 'merge_request', await s.mrHook(p, mr, 'merge', bot));
+  await s.mergeNow(p, mr, body);
   return { status: 200, json: await s.mrJson(p, mr) };
+}
+
+/** POST …/cancel_merge_when_pipeline_succeeds: 405 when not open, 406 when auto-merge is not set. */
+async function cancelAutoMerge(s: SimState, p: Project, mr: MergeRequest) {
+  if (mr.state !== 'opened') throw new HttpError(405, '405 Method Not Allowed');
+  if (mr.autoMergeSha == null) throw new HttpError(406, "Can't cancel the automatic merge");
+  mr.autoMergeSha = null;
+  mr.autoMergeParams = {};
+  return { status: 201, json: await s.mrJson(p, mr) };
 }

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BareRepo } from './git.ts';
+import { BareRepo, ZERO_SHA } from './git.ts';
 import { GIT_HTTP, serveGitHttp } from './git-http.ts';
 import type {
   CommitStatus,
@@ -113,12 +113,21 @@ export class GitLabSimulator {
       approvalsRequired?: number;
       /** No first commit: the project's history is pushed to it. */
       empty?: boolean;
+      /** A fork of this project (its branches copied), with a repository of its own. */
+      forkOf?: string;
     } = {},
   ): Promise<Project> {
     const defaultBranch = options.defaultBranch ?? 'main';
     const repo = new BareRepo(path.join(this.#root, `${fullPath}.git`));
     await repo.init(defaultBranch);
-    if (options.empty !== true) {
+    if (options.forkOf !== undefined) {
+      await repo.run([
+        'fetch',
+        '--quiet',
+        this.project(options.forkOf).repo.gitDir,
+        '+refs/heads/*:refs/heads/*',
+      ]);
+    } else if (options.empty !== true) {
       const first = await repo.commitFiles(
         null,
         options.files ?? { 'README.md': 'hello\n' },
@@ -195,11 +204,20 @@ export class GitLabSimulator {
       approvalsRequired?: number;
       /** From a fork: source_project_id is another project's (the branch stands for the fork's). */
       fromFork?: boolean;
+      /**
+       * From this fork project (created with forkOf): the source branch is the fork's, in the fork's
+       * own repository.
+       */
+      fork?: string;
+      /** "Allow commits from members who can merge to the target branch". */
+      allowCollaboration?: boolean;
     },
   ): Promise<number> {
     return this.#locked(async () => {
       const p = this.project(fullPath);
-      if ((await p.repo.branch(input.source)) === null) throw new Error(`no branch ${input.source}`);
+      const fork = input.fork === undefined ? undefined : this.project(input.fork);
+      if ((await (fork ?? p).repo.branch(input.source)) === null)
+        throw new Error(`no branch ${input.source}`);
       const mr: MergeRequest = {
         iid: p.nextIid++,
         id: this.#s.nextId++,
@@ -214,7 +232,8 @@ export class GitLabSimulator {
         squashCommitSha: null,
         approvalsRequired: input.approvalsRequired ?? p.approvalsRequired,
         approvedBy: new Set(),
-        sourceProjectId: input.fromFork === true ? this.#s.nextId++ : null,
+        sourceProjectId: fork?.id ?? (input.fromFork === true ? this.#s.nextId++ : null),
+        allowCollaboration: input.allowCollaboration ?? false,
       };
       p.mrs.set(mr.iid, mr);
       await this.#s.syncMrRef(p, mr);
@@ -273,7 +292,7 @@ export class GitLabSimulator {
 
   /** Pipelines created through the API, oldest first. */
   createdPipelines(fullPath: string): readonly Pipeline[] {
-    return this.project(fullPath).pipelines;
+    return this.project(fullPath).pipelines.filter((x) => x.source === 'api');
   }
 
   // ---------------------------------------------------------------- reads for assertions
@@ -333,19 +352,24 @@ export class GitLabSimulator {
       requests: this.requests,
       // Merge requests read their heads from the branches: a push to a merge request's source branch
       // sends the push and merge request events GitLab sends (the token's user pushed), and keeps the
-      // merge requests' refs current.
-      afterPush: () =>
+      // merge requests' refs current. It starts the branch's pipeline (the merge request's head
+      // pipeline), whose jobs the test then reports with setStatus; skipped with the ci.skip option.
+      afterPush: (options) =>
         this.#locked(async () => {
           for (const p of this.#s.projects.values()) {
-            const moved = new Map<string, string>();
+            const moved = new Map<string, { before: string; after: string }>();
             for (const mr of p.mrs.values()) {
               if (mr.state !== 'opened') continue;
               const before = await p.repo.resolve(`refs/merge-requests/${mr.iid}/head`);
-              if (before !== null && before !== (await this.#s.headOf(p, mr)))
-                moved.set(mr.sourceBranch, before);
+              const after = await this.#s.headOf(p, mr);
+              if (before !== null && before !== after) moved.set(mr.sourceBranch, { before, after });
             }
-            for (const [branch, before] of moved) {
-              await this.#s.pushed(p, branch, before, await p.repo.branch(branch), 'mainline-bot');
+            for (const [branch, { before, after }] of moved) {
+              if (after !== ZERO_SHA) {
+                const skipped = options.includes('ci.skip');
+                p.pipelines.push({ id: this.#s.nextId++, sha: after, ref: branch, source: 'push', skipped });
+              }
+              await this.#s.pushed(p, branch, before, after === ZERO_SHA ? null : after, 'mainline-bot');
             }
             for (const mr of p.mrs.values()) if (mr.state === 'opened') await this.#s.syncMrRef(p, mr);
           }

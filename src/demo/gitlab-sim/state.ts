@@ -42,14 +42,27 @@ export class SimState {
     return mr;
   }
 
-  async headOf(p: Project, mr: MergeRequest): Promise<string> {
-    if (mr.frozenSha !== null) return mr.frozenSha;
-    return (await p.repo.branch(mr.sourceBranch)) ?? ZERO_SHA;
+  /** The project holding a merge request's source branch: its fork's, when that fork is a project here. */
+  sourceOf(p: Project, mr: MergeRequest): Project {
+    return (mr.sourceProjectId == null ? undefined : this.projects.get(mr.sourceProjectId)) ?? p;
   }
 
+  async headOf(p: Project, mr: MergeRequest): Promise<string> {
+    if (mr.frozenSha !== null) return mr.frozenSha;
+    return (await this.sourceOf(p, mr).repo.branch(mr.sourceBranch)) ?? ZERO_SHA;
+  }
+
+  /** Keeps refs/merge-requests/<iid>/head at the head, its commits fetched from a fork as GitLab does. */
   async syncMrRef(p: Project, mr: MergeRequest): Promise<void> {
     const head = await this.headOf(p, mr);
-    if (head !== ZERO_SHA) await p.repo.setRef(`refs/merge-requests/${mr.iid}/head`, head);
+    if (head === ZERO_SHA) return;
+    const source = this.sourceOf(p, mr);
+    if (source !== p && mr.frozenSha === null) {
+      const ref = `refs/merge-requests/${mr.iid}/head`;
+      await p.repo.run(['fetch', '--quiet', source.repo.gitDir, `+refs/heads/${mr.sourceBranch}:${ref}`]);
+      return;
+    }
+    await p.repo.setRef(`refs/merge-requests/${mr.iid}/head`, head);
   }
 
   /** A branch moved: push hook, and the open merge requests from it get their new head. */
@@ -71,6 +84,8 @@ export class SimState {
     });
     for (const mr of p.mrs.values()) {
       if (mr.state !== 'opened' || mr.sourceBranch !== branch) continue;
+      // GitLab aborts auto-merge when the source branch gets another head.
+      if (mr.autoMergeSha != null && mr.autoMergeSha !== after) mr.autoMergeSha = null;
       if (after === null) {
         mr.frozenSha = before;
         mr.state = 'closed';
@@ -94,7 +109,7 @@ export class SimState {
   ): Promise<CommitStatus> {
     if ((await p.repo.resolve(sha)) !== sha) throw new HttpError(404, '404 References Not Found');
     // A job joins the commit's pipeline: one created through the API, else the first one it had.
-    const created = p.pipelines.findLast((x) => x.sha === sha);
+    const created = p.pipelines.findLast((x) => x.sha === sha && x.skipped !== true);
     const pipelineId = created?.id ?? p.statuses.find((s) => s.sha === sha)?.pipelineId;
     const row: CommitStatus = {
       id: this.nextId++,
@@ -139,7 +154,87 @@ export class SimState {
         allow_failure: s.allowFailure,
       })),
     });
+    await this.autoMerge(p, sha);
     return row;
+  }
+
+  /**
+   * Auto-merge of the merge requests set to merge at sha when their head pipeline succeeds: merged
+   * when it succeeded, auto-merge cancelled (with a merge request event) when it failed or was
+   * cancelled, or when the merge itself is refused.
+   */
+  async autoMerge(p: Project, sha: string): Promise<void> {
+    for (const mr of p.mrs.values()) {
+      if (mr.state !== 'opened' || mr.autoMergeSha !== sha || (await this.headOf(p, mr)) !== sha) continue;
+      const status = this.headPipeline(p, mr, sha)?.status;
+      if (status !== 'success' && status !== 'failed' && status !== 'canceled') continue;
+      const params = mr.autoMergeParams ?? {};
+      mr.autoMergeSha = null;
+      mr.autoMergeParams = {};
+      if (status === 'success') {
+        try {
+          await this.mergeNow(p, mr, params);
+          continue;
+        } catch (error) {
+          if (!(error instanceof HttpError)) throw error;
+        }
+      }
+      this.hook(p, 'merge_request', await this.mrHook(p, mr, 'update', this.user('mainline-bot')));
+    }
+  }
+
+  /**
+   * The merge request's head pipeline: the latest pipeline (pushed or created through the API) of its
+   * head on its source branch, with its status from its jobs; null when there is none.
+   */
+  headPipeline(p: Project, mr: MergeRequest, head: string) {
+    const pipeline = p.pipelines.findLast((x) => x.sha === head && x.ref === mr.sourceBranch);
+    if (pipeline === undefined) return null;
+    const json = this.pipelineJson(p, pipeline.id, head, pipeline.ref, pipeline.source);
+    return pipeline.skipped === true ? { ...json, status: 'skipped' } : json;
+  }
+
+  /** Merges now with the project's merge method (the merge call's parameters); HttpError when it cannot. */
+  async mergeNow(p: Project, mr: MergeRequest, body: Record<string, unknown>): Promise<void> {
+    const head = await this.headOf(p, mr);
+    const target = await p.repo.branch(mr.targetBranch);
+    if (target === null) throw new HttpError(406, 'Branch cannot be merged');
+    const squash = body['squash'] === true || body['squash'] === 'true';
+    const title = mr.title;
+    let squashSha: string | null = null;
+    let source = head;
+    if (squash) {
+      const base = (await p.repo.mergeBase(target, head)) ?? target;
+      const message =
+        typeof body['squash_commit_message'] === 'string' ? body['squash_commit_message'] : title;
+      squashSha = await p.repo.commitTree(await p.repo.tree(head), [base], message);
+      source = squashSha;
+    }
+    let newTarget: string;
+    let mergeSha: string | null = null;
+    if (p.mergeMethod === 'ff') {
+      newTarget = source;
+    } else {
+      const tree = await p.repo.mergeTree(target, source);
+      if (tree === null) throw new HttpError(406, 'Branch cannot be merged');
+      const message =
+        typeof body['merge_commit_message'] === 'string'
+          ? body['merge_commit_message']
+          : `Merge branch '${mr.sourceBranch}' into '${mr.targetBranch}'\n\n${title}\n\nSee merge request ${p.path}!${mr.iid}`;
+      mergeSha = await p.repo.commitTree(tree, [target, source], message);
+      newTarget = mergeSha;
+    }
+    if (!(await p.repo.cas(`refs/heads/${mr.targetBranch}`, newTarget, target))) {
+      throw new HttpError(422, 'Merge failed: the target branch moved');
+    }
+    mr.state = 'merged';
+    mr.frozenSha = head;
+    mr.mergeCommitSha = mergeSha;
+    mr.squashCommitSha = squashSha;
+    mr.autoMergeSha = null;
+    const bot = this.user('mainline-bot');
+    await this.pushed(p, mr.targetBranch, target, newTarget, bot.username);
+    this.hook(p, 'merge_request', await this.mrHook(p, mr, 'merge', bot));
   }
 
   /** The latest status of each name on a commit, newest first. */
@@ -186,6 +281,12 @@ export class SimState {
     if ((await p.repo.mergeTree(target, head)) === null) return 'conflict';
     if (mr.approvedBy.size < mr.approvalsRequired) return 'not_approved';
     if (p.mergeMethod !== 'merge' && !(await p.repo.isAncestor(target, head))) return 'need_rebase';
+    const pipeline = this.headPipeline(p, mr, head);
+    if (p.onlyAllowMergeIfPipelineSucceeds && pipeline !== null) {
+      if (pipeline.status === 'success') return 'mergeable';
+      if (pipeline.status === 'skipped') return p.allowMergeOnSkippedPipeline ? 'mergeable' : 'ci_must_pass';
+      return ['failed', 'canceled'].includes(pipeline.status) ? 'ci_must_pass' : 'ci_still_running';
+    }
     if (p.onlyAllowMergeIfPipelineSucceeds) {
       const latest = this.latestStatuses(p, head);
       if (latest.length === 0 || pipelineStatus(latest) !== 'success') {
@@ -222,6 +323,9 @@ export class SimState {
       diff_refs: { base_sha: base, head_sha: sha, start_sha: target },
       merge_commit_sha: mr.mergeCommitSha,
       squash_commit_sha: mr.squashCommitSha,
+      merge_when_pipeline_succeeds: mr.autoMergeSha != null,
+      head_pipeline: sha === ZERO_SHA ? null : this.headPipeline(p, mr, sha),
+      allow_collaboration: mr.allowCollaboration ?? false,
       web_url: `${this.url}/${p.path}/-/merge_requests/${mr.iid}`,
     };
   }

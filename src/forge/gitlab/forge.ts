@@ -120,9 +120,24 @@ export class GitLabForge implements Forge, GitLabEventForge {
   /** The head a fast-forward or semi-linear merge lands, rebased and pushed when needed (test-branches.ts). */
   linearMergeHead(
     repo: ForgeRepo,
-    input: { iid: number; headSha: string; onto: string; method: 'ff' | 'rebase_merge' },
+    input: { iid: number; headSha: string; onto: string; method: 'ff' | 'rebase_merge'; ciSkip: boolean },
   ): Promise<{ ok: true; sha: string } | { ok: false; reason: string }> {
     return this.#testBranches.linearMergeHead(repo, input);
+  }
+
+  /** Puts the queued head back where the branch holds a rebased head Mainline pushed (test-branches.ts). */
+  restoreQueuedHead(repo: ForgeRepo, mr: GlMergeRequest, headSha: string): Promise<void> {
+    return this.#testBranches.restoreQueuedHead(repo, mr, headSha);
+  }
+
+  /** Keeps that Mainline set GitLab's auto-merge of merge request iid at sha. */
+  markAutoMerge(repo: ForgeRepo, iid: number, sha: string): Promise<void> {
+    return this.#testBranches.markAutoMerge(repo, iid, sha);
+  }
+
+  /** Whether Mainline set GitLab's auto-merge of merge request iid at sha. */
+  autoMergeAsked(repo: ForgeRepo, iid: number, sha: string): Promise<boolean> {
+    return this.#testBranches.autoMergeAsked(repo, iid, sha);
   }
 
   /** A head replayed on a commit as linearMergeHead pushes it (null: it does not rebase). */

@@ -21,6 +21,12 @@ export interface GlMergeRequest {
   diff_refs?: { base_sha?: string | null; head_sha?: string | null } | null;
   merge_commit_sha?: string | null;
   squash_commit_sha?: string | null;
+  /** Auto-merge is set ("merge when pipeline succeeds"). */
+  merge_when_pipeline_succeeds?: boolean;
+  /** The latest pipeline of the head on the source branch (single merge request reads only). */
+  head_pipeline?: { id?: number; sha?: string; status?: string } | null;
+  /** A fork's merge request lets members who can merge push to its branch. */
+  allow_collaboration?: boolean;
 }
 
 /** detailed_merge_status values that say GitLab is still working it out. */

@@ -85,11 +85,31 @@ export async function testedOf(ctx: GitContext, iid: number): Promise<{ sha: str
       });
 }
 
-/** Forgets the rebased heads of a merge request (once it merged). */
+/** Forgets the rebased heads of a merge request (once it merged), and its auto-merge mark. */
 export async function forgetTested(ctx: GitContext, iid: number): Promise<void> {
   const kept = await testedOf(ctx, iid);
-  if (kept.length === 0) return;
+  const marked = (await autoMergeMark(ctx, iid)) !== null;
+  if (kept.length === 0 && !marked) return;
   await runGit(ctx, ['update-ref', '--stdin'], {
-    input: kept.map((k) => `delete ${TESTED}/${iid}/${k.sha}\n`).join(''),
+    input: [
+      ...kept.map((k) => `delete ${TESTED}/${iid}/${k.sha}\n`),
+      ...(marked ? [`delete ${AUTO_MERGE}/${iid}\n`] : []),
+    ].join(''),
   });
+}
+
+/** Where the head Mainline set GitLab's auto-merge of a merge request at is kept. */
+const AUTO_MERGE = 'refs/mainline-auto-merge';
+
+/** Keeps that Mainline set GitLab's auto-merge of merge request iid at sha. */
+export async function markAutoMerge(ctx: GitContext, iid: number, sha: string): Promise<void> {
+  await runGit(ctx, ['update-ref', `${AUTO_MERGE}/${iid}`, sha]);
+}
+
+/** The head Mainline set GitLab's auto-merge of merge request iid at (null: none). */
+export async function autoMergeMark(ctx: GitContext, iid: number): Promise<string | null> {
+  const res = await runGit(ctx, ['rev-parse', '--verify', '--quiet', `${AUTO_MERGE}/${iid}`], {
+    okCodes: [1],
+  });
+  return res.code === 0 ? res.stdout.trim() : null;
 }

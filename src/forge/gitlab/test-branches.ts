@@ -8,10 +8,23 @@ import {
 } from '../git/git.ts';
 import { GitForge, isSha } from '../git/index.ts';
 import { branchRef } from '../git/names.ts';
-import type { GitLabClient } from './client.ts';
-import { CHECKING, isFork, readMergeRequest } from './merge-requests.ts';
+import { type GitLabClient, unless } from './client.ts';
+import { CHECKING, type GlMergeRequest, isFork, readMergeRequest } from './merge-requests.ts';
 import { allows, type GlProjectSettings, projectPath } from './project.ts';
-import { forgetTested, keepTested, predictedMergeCommit, replay, testedOf, treeOf } from './rebase.ts';
+import {
+  autoMergeMark,
+  forgetTested,
+  keepTested,
+  markAutoMerge,
+  predictedMergeCommit,
+  replay,
+  testedOf,
+  treeOf,
+} from './rebase.ts';
+
+/** Why Mainline does not push to a fork merge request's branch. */
+const FORK_CLOSED =
+  'comes from a fork whose branch Mainline cannot push to ("Allow commits from members who can merge to the target branch" is off): rebase it on the target branch and submit it again, or allow those commits';
 
 /** How often, and how far apart, a merge request is read until GitLab took a pushed head. */
 const HEAD_WAIT_ATTEMPTS = 30;
@@ -179,23 +192,34 @@ export class GitLabTestBranches {
   }
 
   /**
-   * Why the queue cannot put rebased commits on merge request iid (null: it can): a fork's branch is
-   * not the project's to push to, and with "Pipelines must succeed" (skipped pipelines not counted as
-   * successful) the rebased head would need a pipeline of its own before GitLab merges it.
+   * Why the queue cannot put rebased commits on merge request iid (null: it can): the branch of a
+   * fork's merge request is Mainline's to push to only when the merge request allows commits from
+   * members who can merge (`allow_collaboration`). (With "Pipelines must succeed" the rebased head
+   * gets its own pipeline and GitLab merges it when that succeeds: merge.ts.)
    */
   async #cannotRewrite(repo: ForgeRepo, iid: number, settings: GlProjectSettings): Promise<string | null> {
     const mr = await readMergeRequest(this.#client, repo, iid);
     if (mr === null) return `merge request !${iid} not found`;
-    if (isFork(mr)) {
-      return `!${iid} needs a rebase (the project allows only ${allows(settings)}) and comes from a fork, whose branch Mainline cannot push to: rebase it on the target branch and submit it again`;
-    }
-    if (
-      settings.only_allow_merge_if_pipeline_succeeds === true &&
-      settings.allow_merge_on_skipped_pipeline !== true
-    ) {
-      return `!${iid} needs a rebase (the project allows only ${allows(settings)}), and with "Pipelines must succeed" the rebased head would need its own pipeline before GitLab merges it: rebase it on the target branch and submit it again, or let skipped pipelines count as successful`;
+    if (isFork(mr) && mr.allow_collaboration !== true) {
+      return `!${iid} needs a rebase (the project allows only ${allows(settings)}) and ${FORK_CLOSED}`;
     }
     return null;
+  }
+
+  /**
+   * The fork a merge request comes from, as a repository whose git remote Mainline pushes to (built
+   * like the project's from the instance's URL and the fork's path, never a URL from the API); null
+   * when GitLab does not show it.
+   */
+  async #forkOf(repo: ForgeRepo, mr: GlMergeRequest): Promise<ForgeRepo | null> {
+    if (mr.source_project_id === undefined) return null;
+    const res = await unless([403, 404], null, () =>
+      this.#client.request<{ path_with_namespace?: string }>('GET', `/projects/${mr.source_project_id}`),
+    );
+    const path = res?.data.path_with_namespace ?? '';
+    const at = path.lastIndexOf('/');
+    if (at <= 0 || at === path.length - 1) return null;
+    return { id: repo.id, host: repo.host, owner: path.slice(0, at), name: path.slice(at + 1) };
   }
 
   /**
@@ -203,11 +227,13 @@ export class GitLabTestBranches {
    * queue saw replayed on the target tip (the head itself when it is on it already). A rebased head
    * must be one the queue tested (with semi-linear history, of the tested tree: GitLab's merge
    * commits ahead of it are not Mainline's), and is pushed to the merge request's source branch only
-   * with a lease on the head the queue saw, so a push made meanwhile is never overwritten.
+   * with a lease on the head the queue saw, so a push made meanwhile is never overwritten. ciSkip:
+   * pushed with the `ci.skip` push option (its pipeline ran on the test branch); without it GitLab runs
+   * the head's own pipeline on the source branch ("Pipelines must succeed").
    */
   async linearMergeHead(
     repo: ForgeRepo,
-    input: { iid: number; headSha: string; onto: string; method: 'ff' | 'rebase_merge' },
+    input: { iid: number; headSha: string; onto: string; method: 'ff' | 'rebase_merge'; ciSkip: boolean },
   ): Promise<{ ok: true; sha: string } | { ok: false; reason: string }> {
     const { iid, headSha } = input;
     if (!isSha(headSha) || !isSha(input.onto)) return { ok: false, reason: `not a commit SHA: ${headSha}` };
@@ -238,20 +264,10 @@ export class GitLabTestBranches {
     if (mr.sha !== headSha) {
       return { ok: false, reason: `the head of !${iid} is no longer ${headSha} (now ${mr.sha}); not merged` };
     }
-    if (isFork(mr)) {
-      return {
-        ok: false,
-        reason: `!${iid} needs a rebase and comes from a fork, whose branch Mainline cannot push to: rebase it on the target branch and submit it again`,
-      };
-    }
-    const ref = await branchRef(git, mr.source_branch).catch(() => null);
-    if (ref === null) {
-      return {
-        ok: false,
-        reason: `!${iid} has a source branch Mainline will not push to: ${mr.source_branch}`,
-      };
-    }
-    const refused = await this.#pushWithLease(repo, ref, headSha, rebased.sha);
+    const source = await this.#sourceBranch(repo, mr);
+    if ('reason' in source) return { ok: false, reason: source.reason };
+    const { remote, ref } = source;
+    const refused = await this.#pushWithLease(repo, remote, ref, headSha, rebased.sha, input.ciSkip);
     if (refused === 'stale') {
       return {
         ok: false,
@@ -283,6 +299,44 @@ export class GitLabTestBranches {
     };
   }
 
+  /**
+   * Where a merge request's source branch is pushed to: its git remote and full ref. A fork's branch
+   * lives in the fork's repository, which Mainline may push to only when the merge request allows
+   * commits from members who can merge.
+   */
+  async #sourceBranch(
+    repo: ForgeRepo,
+    mr: GlMergeRequest,
+  ): Promise<{ remote: string; ref: string } | { reason: string }> {
+    const iid = mr.iid;
+    let remote = this.#remoteUrl(repo);
+    if (isFork(mr)) {
+      if (mr.allow_collaboration !== true) return { reason: `!${iid} needs a rebase and ${FORK_CLOSED}` };
+      const fork = await this.#forkOf(repo, mr);
+      if (fork === null) {
+        return { reason: `the fork project ${mr.source_project_id} of !${iid} cannot be read; not merged` };
+      }
+      remote = this.#remoteUrl(fork);
+    }
+    const ref = await branchRef(this.#git(repo), mr.source_branch).catch(() => null);
+    if (ref === null)
+      return { reason: `!${iid} has a source branch Mainline will not push to: ${mr.source_branch}` };
+    return { remote, ref };
+  }
+
+  /**
+   * A merge that will not happen after all (the target moved while GitLab waited for the pipeline):
+   * the head the queue saw goes back on the merge request's branch, only where the branch still holds
+   * a rebased head the queue pushed (lease on it), so the queue can test it again on the new target.
+   */
+  async restoreQueuedHead(repo: ForgeRepo, mr: GlMergeRequest, headSha: string): Promise<void> {
+    if (mr.state !== 'opened' || mr.sha === headSha || !isSha(headSha)) return;
+    if (!(await testedOf(this.#git(repo), mr.iid)).some((k) => k.sha === mr.sha)) return;
+    const source = await this.#sourceBranch(repo, mr);
+    if ('reason' in source) return;
+    await this.#pushWithLease(repo, source.remote, source.ref, mr.sha, headSha, false);
+  }
+
   /** The head of iid replayed on onto, as linearMergeHead would push it (null: it does not rebase). */
   async rebasedHead(repo: ForgeRepo, headSha: string, onto: string, iid: number): Promise<string | null> {
     if (!isSha(headSha) || !isSha(onto)) return null;
@@ -291,25 +345,42 @@ export class GitLabTestBranches {
     return rebased.ok ? rebased.sha : null;
   }
 
+  /** Keeps that Mainline set GitLab's auto-merge of merge request iid at sha. */
+  async markAutoMerge(repo: ForgeRepo, iid: number, sha: string): Promise<void> {
+    await markAutoMerge(this.#git(repo), iid, sha);
+  }
+
+  /** Whether Mainline set GitLab's auto-merge of merge request iid at sha. */
+  async autoMergeAsked(repo: ForgeRepo, iid: number, sha: string): Promise<boolean> {
+    return (await autoMergeMark(this.#git(repo), iid)) === sha;
+  }
+
   /** Forgets what was tested of a merged merge request. */
   async forgetTested(repo: ForgeRepo, iid: number): Promise<void> {
     await forgetTested(this.#git(repo), iid).catch(() => {});
   }
 
   /**
-   * Pushes sha to the branch (its full ref) only if it is still at `lease` (git's force-with-lease:
-   * the server updates the ref only from that commit). Answers null when pushed, 'stale' when the
-   * branch was elsewhere, else what git said. ci.skip: the commit's pipeline ran on its test branch.
+   * Pushes sha from repo's clone to the branch (its full ref) of `remote` (the project's, or a fork's)
+   * only if it is still at `lease` (git's force-with-lease: the server updates the ref only from that
+   * commit). Answers null when pushed, 'stale' when the branch was elsewhere, else what git said.
+   * ciSkip: the commit's pipeline ran on its test branch.
    */
-  async #pushWithLease(repo: ForgeRepo, ref: string, lease: string, sha: string): Promise<string | null> {
+  async #pushWithLease(
+    repo: ForgeRepo,
+    remote: string,
+    ref: string,
+    lease: string,
+    sha: string,
+    ciSkip: boolean,
+  ): Promise<string | null> {
     try {
       await this.#remoteGit(repo, [
         'push',
         '--quiet',
-        '-o',
-        'ci.skip',
+        ...(ciSkip ? ['-o', 'ci.skip'] : []),
         `--force-with-lease=${ref}:${lease}`,
-        this.#remoteUrl(repo),
+        remote,
         `${sha}:${ref}`,
       ]);
       return null;

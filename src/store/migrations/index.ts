@@ -25,6 +25,7 @@ import * as m0023 from './0023_ingest_costs.ts';
 import * as m0027 from './0027_queue_chart_hours.ts';
 import * as m0028 from './0028_duration_means.ts';
 import * as m0030 from './0030_duration_means_pending.ts';
+import * as m0031 from './0031_queue_action_waits.ts';
 import * as m0032 from './0032_test_owners.ts';
 import * as m0033 from './0033_failing_windows.ts';
 
@@ -59,6 +60,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0027_queue_chart_hours': m0027,
   '0028_duration_means': m0028,
   '0030_duration_means_pending': m0030,
+  '0031_queue_action_waits': m0031,
   '0032_test_owners': m0032,
   '0033_failing_windows': m0033,
 };

@@ -219,12 +219,19 @@ export async function insertActions(
   );
 }
 
-export function pendingActions(db: Queryable, queueId: string, limit: number): Promise<QueueActionRow[]> {
+/** The queue's actions not done and due at `now` (one waiting on the forge is passed over), oldest first. */
+export function pendingActions(
+  db: Queryable,
+  queueId: string,
+  limit: number,
+  now: number,
+): Promise<QueueActionRow[]> {
   return db
     .selectFrom('queue_actions')
     .selectAll()
     .where('queue_id', '=', queueId)
     .where('done_at', 'is', null)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
     .orderBy('id')
     .limit(limit)
     .execute();
@@ -242,12 +249,41 @@ export async function markActionFailed(db: Queryable, id: number, error: string)
     .execute();
 }
 
-/** Ids of queues with work: actions not done yet, or a wake time that has come. */
+/**
+ * An action the forge answered "not yet": carried out again at `notBefore`, with what it waits for
+ * as its last_error; not a failed attempt.
+ */
+export async function markActionWaiting(
+  db: Queryable,
+  id: number,
+  notBefore: number,
+  why: string,
+): Promise<void> {
+  await db
+    .updateTable('queue_actions')
+    .set({ not_before: notBefore, last_error: why.slice(0, 2000) })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Makes the queue's waiting actions due now (the forge told us something changed). */
+export async function wakeWaitingActions(db: Queryable, queueId: string, now: number): Promise<void> {
+  await db
+    .updateTable('queue_actions')
+    .set({ not_before: now })
+    .where('queue_id', '=', queueId)
+    .where('done_at', 'is', null)
+    .where('not_before', '>', now)
+    .execute();
+}
+
+/** Ids of queues with work: actions not done yet and due, or a wake time that has come. */
 export async function queuesNeedingWork(db: Queryable, now: number): Promise<string[]> {
   const withActions = await db
     .selectFrom('queue_actions')
     .select('queue_id')
     .where('done_at', 'is', null)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
     .distinct()
     .execute();
   const woken = await db.selectFrom('merge_queues').select('id').where('wake_at', '<=', now).execute();
