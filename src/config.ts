@@ -146,8 +146,12 @@ export interface GitLabConfig {
   readonly token: string;
   /** The secret token GitLab sends in X-Gitlab-Token (MAINLINE_GITLAB_WEBHOOK_SECRET); without it webhooks are refused. */
   readonly webhookSecret: string | undefined;
-  /** Test branches pushed with ci.skip and their pipelines created through the API (MAINLINE_GITLAB_CREATE_PIPELINES). */
-  readonly createPipelines: boolean;
+  /**
+   * Test branches pushed with ci.skip and their pipelines created through the API
+   * (MAINLINE_GITLAB_CREATE_PIPELINES): true for every project, or the paths of the projects that need
+   * it, lower-cased (GitLab's paths are case-insensitive); false for none.
+   */
+  readonly createPipelines: boolean | readonly string[];
 }
 
 export interface GitHubConfig {
@@ -353,8 +357,27 @@ function readGitLab(env: Env): GitLabConfig | undefined {
     host: (hostRaw ?? parsed.host).toLowerCase(),
     token,
     webhookSecret,
-    createPipelines: readFlag(env, 'MAINLINE_GITLAB_CREATE_PIPELINES'),
+    createPipelines: readCreatePipelines(env),
   };
+}
+
+/** A GitLab project's full path: a namespace (groups and subgroups) and the project's own path. */
+const GITLAB_PROJECT_PATH = /^[a-z0-9_.][a-z0-9_.-]*(?:\/[a-z0-9_.][a-z0-9_.-]*)+$/;
+
+/** MAINLINE_GITLAB_CREATE_PIPELINES: 1 or true (every project), 0 or false, or project paths. */
+function readCreatePipelines(env: Env): boolean | readonly string[] {
+  const name = 'MAINLINE_GITLAB_CREATE_PIPELINES';
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  const paths = raw.split(',').map((p) => p.trim());
+  const bad = paths.find((p) => !GITLAB_PROJECT_PATH.test(p));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `${name} must be 1 (every project), 0, or comma-separated project paths such as acme/app or acme/tools/api; "${bad}" is not a project path`,
+    );
+  }
+  return paths;
 }
 
 /** Reads and validates the configuration. The only place that looks at process.env. */

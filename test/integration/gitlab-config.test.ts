@@ -38,6 +38,14 @@ describe('GitLab settings, namespace grants and the small mappings', () => {
       webhookSecret: 's',
       createPipelines: true,
     });
+    // Per project: full paths, compared without case.
+    expect(
+      loadConfig({ MAINLINE_GITLAB_TOKEN: 't', MAINLINE_GITLAB_CREATE_PIPELINES: 'Acme/App, acme/tools/api' })
+        .gitlab?.createPipelines,
+    ).toEqual(['acme/app', 'acme/tools/api']);
+    expect(() =>
+      loadConfig({ MAINLINE_GITLAB_TOKEN: 't', MAINLINE_GITLAB_CREATE_PIPELINES: 'acme/app,yes' }),
+    ).toThrow(/MAINLINE_GITLAB_CREATE_PIPELINES .*"yes" is not a project path/);
     expect(() => loadConfig({ MAINLINE_GITLAB_URL: 'https://gitlab.com' })).toThrow(ConfigError);
     expect(() => loadConfig({ MAINLINE_GITLAB_TOKEN: 't', MAINLINE_GITLAB_URL: 'ftp://x' })).toThrow(
       /MAINLINE_GITLAB_URL/,

@@ -85,6 +85,25 @@ describe("the GitLab project's own settings", () => {
     expect((await s.pr(iid)).state).toBe('merged');
   });
 
+  it('MAINLINE_GITLAB_CREATE_PIPELINES naming projects: only those get their pipelines through the API; another project is pushed without ci.skip', async () => {
+    s = await GitLabScenario.create({ directMergeMode: 'off' }, { createPipelines: ['acme/other'] });
+    const iid = await s.openMr('feature', { 'f.txt': 'f\n' }, 'Feature');
+    await s.headGreen(iid);
+    await s.submit(iid);
+    await s.settle();
+    expect(s.sim.createdPipelines(GL_PATH)).toEqual([]);
+    await s.close();
+    s = await GitLabScenario.create({ directMergeMode: 'off' }, { createPipelines: [GL_PATH] });
+    const again = await s.openMr('feature', { 'f.txt': 'f\n' }, 'Feature');
+    await s.headGreen(again);
+    await s.submit(again);
+    await s.settle();
+    const { branch, sha } = await s.testBranch(again);
+    expect(s.sim.createdPipelines(GL_PATH)).toEqual([
+      expect.objectContaining({ ref: branch, sha, source: 'api' }),
+    ]);
+  });
+
   it('fast-forward only: the test branch is the head itself when it is on main, which then ends exactly at the tested commit; a merge request left behind is rebased, tested and merged at that rebased commit', async () => {
     s = await GitLabScenario.create(
       { directMergeMode: 'off', concurrency: 1, mergeMethod: 'merge_commit' },

@@ -39,7 +39,7 @@ export interface GitLabForgeOptions {
    * Test branches are pushed with `ci.skip` and their pipeline is created through the API
    * (MAINLINE_GITLAB_CREATE_PIPELINES), for projects whose pipelines do not run on push.
    */
-  createPipelines?: boolean;
+  createPipelines?: boolean | readonly string[];
 }
 
 /**

@@ -36,8 +36,11 @@ export interface TestBranchOptions {
   /** The git remote of a repository (never taken from API answers). */
   remoteUrl: (repo: ForgeRepo) => string;
   gitTimeoutMs?: number;
-  /** Push with `ci.skip` and create the test branch's pipeline through the API. */
-  createPipelines?: boolean;
+  /**
+   * Push with `ci.skip` and create the test branch's pipeline through the API: for every project
+   * (true) or for the projects whose full paths are listed (lower-case).
+   */
+  createPipelines?: boolean | readonly string[];
 }
 
 /**
@@ -50,7 +53,7 @@ export class GitLabTestBranches {
   readonly #mirrors: GitForge;
   readonly #remoteUrl: (repo: ForgeRepo) => string;
   readonly #gitTimeoutMs: number;
-  readonly #createPipelines: boolean;
+  readonly #createPipelines: boolean | ReadonlySet<string>;
 
   constructor(
     client: GitLabClient,
@@ -62,7 +65,14 @@ export class GitLabTestBranches {
     this.#mirrors = new GitForge({ root: options.mirrorRoot, timeoutMs: options.gitTimeoutMs });
     this.#remoteUrl = options.remoteUrl;
     this.#gitTimeoutMs = options.gitTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#createPipelines = options.createPipelines ?? false;
+    const create = options.createPipelines ?? false;
+    this.#createPipelines = typeof create === 'boolean' ? create : new Set(create);
+  }
+
+  /** Whether the repository's test branches get their pipelines through the API. */
+  #createsPipelines(repo: ForgeRepo): boolean {
+    const create = this.#createPipelines;
+    return typeof create === 'boolean' ? create : create.has(`${repo.owner}/${repo.name}`.toLowerCase());
   }
 
   #git(repo: ForgeRepo): GitContext {
@@ -133,16 +143,17 @@ export class GitLabTestBranches {
           })
         : await this.#linearTestBranch(repo, input, settings);
     if (!built.ok) return built;
+    const createPipeline = this.#createsPipelines(repo);
     await this.#remoteGit(repo, [
       'push',
       '--quiet',
       '--force',
       // The pipeline is created through the API below instead, so it runs once.
-      ...(this.#createPipelines ? ['-o', 'ci.skip'] : []),
+      ...(createPipeline ? ['-o', 'ci.skip'] : []),
       this.#remoteUrl(repo),
       `${built.sha}:refs/heads/${input.testBranch}`,
     ]);
-    if (this.#createPipelines) {
+    if (createPipeline) {
       await this.#client.request(
         'POST',
         `${projectPath(repo)}/pipeline?ref=${encodeURIComponent(input.testBranch)}`,

@@ -53,7 +53,7 @@ export class GitLabScenario {
       /** Approvals each merge request needs. */
       approvalsRequired?: number;
       /** The forge creates test branches' pipelines through the API (MAINLINE_GITLAB_CREATE_PIPELINES). */
-      createPipelines?: boolean;
+      createPipelines?: boolean | readonly string[];
       /** Git over the simulator's HTTP (token as basic auth) instead of the bare repository's path. */
       httpRemote?: boolean;
       /** Leave the organization without the grant of the namespace (and without a queue). */
