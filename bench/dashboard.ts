@@ -1,8 +1,10 @@
 // Server render time of the dashboard's pages on the seeded database: signed in once, then each page
 // requested one at a time by the same child-process loop as the "seq" columns of the API reads
-// (sequential.ts; no autocannon run).
+// (sequential.ts; no autocannon run). Then some of them right after each of a series of small uploads
+// (dashboard-upload.ts): the first view of a page once new results have arrived.
 import http from 'node:http';
 import type { Params } from './common.ts';
+import { AFTER_UPLOAD, measureAfterUpload, pageResult, uploadedFailure } from './dashboard-upload.ts';
 import type { LoadResult } from './load.ts';
 import type { SeededRepo } from './seed.ts';
 import { runSequential } from './sequential.ts';
@@ -70,15 +72,28 @@ export async function measureDashboard(
       params.sequential,
       params.duration,
     );
-    out.push({
-      name: p.name,
-      rps: Number.NaN,
-      p50: Number.NaN,
-      p99: Number.NaN,
-      total: seq.n,
-      failed,
-      seq,
-    });
+    out.push(pageResult(p.name, seq, failed));
   }
+  // Last: their uploads change what the pages above show.
+  const after = AFTER_UPLOAD;
+  const afterUpload = [
+    { name: `dashboard: failing tests, page 1${after}`, path: () => `${repo}/failing` },
+    {
+      name: `dashboard: failing tests, 7 days, page 3${after}`,
+      path: () => `${repo}/failing?window=7d&page=3`,
+    },
+    {
+      name: `dashboard: all tests, name search + code owner${after}`,
+      path: () => `${repo}/tests?q=handles&owner=%40acme%2Fteam-3`,
+    },
+    { name: `dashboard: unhealthy tests, page 1${after}`, path: () => repo },
+    { name: `dashboard: repositories overview${after}`, path: () => `/${main.orgSlug}` },
+    {
+      name: `dashboard: test page of a test that failed in the upload${after}`,
+      path: (failed: readonly string[]) => `${repo}/tests/${failed[0]}`,
+      shows: uploadedFailure,
+    },
+  ];
+  out.push(...(await measureAfterUpload(base, main, headers, afterUpload, params)));
   return out;
 }

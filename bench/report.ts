@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fmt, type Params, ROOT } from './common.ts';
 import type { ContentionReport } from './contention.ts';
+import { AFTER_UPLOAD, CASES, FAIL_EVERY, WARMUP } from './dashboard-upload.ts';
 import type { IngestReport, SmallIngestReport } from './ingest.ts';
 import type { LoadResult, WindowStats } from './load.ts';
 import type { EngineReads, ReadsReport } from './reads.ts';
@@ -228,6 +229,17 @@ function readTables(
   return out;
 }
 
+/** What the rows ending AFTER_UPLOAD measure, when these engines' runs have any. */
+function afterUploadNote(engines: readonly EngineReads[]): string[] {
+  if (!engines.some((e) => e.results.some((r) => r.name.endsWith(AFTER_UPLOAD)))) return [];
+  return [
+    `Rows ending “${AFTER_UPLOAD.slice(2)}”: each sample uploads one ${CASES}-case JUnit report of the main repository’s tests through the upload API ` +
+      `(one test in ${FAIL_EVERY} failing, with a message no other upload has), waits for its answer, then times one GET of the page (the timing covers only the GET), ` +
+      'from the bench process, one at a time. Every upload bumps the repository’s health/read version, which drops the answers the server kept for the page, ' +
+      `so each GET is the first view of new results. The first ${WARMUP} samples of a row are not counted; non-2xx also counts test pages that did not show the upload’s failure.`,
+  ];
+}
+
 function windowCells(w: WindowStats): string[] {
   return [fmt.int(w.rps), fmt.ms(w.p50), fmt.ms(w.p99), fmt.ms(w.max)];
 }
@@ -379,6 +391,7 @@ export function renderText(report: RunReport): string {
   if (report.reads !== undefined) {
     for (const t of [...readTables(report.reads), ...readTables(report.reads, 'day')])
       parts.push(`Reads: ${t.title}`, text(t.table));
+    parts.push(...afterUploadNote([...report.reads.engines, ...(report.reads.day ?? [])]));
     const goals = goalsTable(report.reads, report.params.connections);
     if (goals.rows.length > 0) parts.push('Issue 25 read goals', text(goals));
     if (report.params.wrk === undefined) parts.push(`wrk: ${report.params.wrkMissing}; autocannon only`);
@@ -580,6 +593,7 @@ export function renderSection(report: RunReport): string {
     }
     out.push('');
     for (const t of readTables(reads, 'day')) out.push(`### ${t.title}`, '', markdown(t.table), '');
+    for (const note of afterUploadNote(reads.day ?? [])) out.push(note, '');
     const goals = goalsTable(reads, p.connections);
     if (goals.rows.length > 0) out.push('### Read goals, row by row', '', markdown(goals), '');
   }
@@ -729,6 +743,7 @@ export function renderMarkdown(report: RunReport, notes: string, section25 = '')
       '',
     );
     for (const t of readTables(reads)) out.push(`### ${t.title}`, '', markdown(t.table), '');
+    for (const note of afterUploadNote(reads.engines)) out.push(note, '');
     const contention = reads.engines.flatMap((e) => e.contention ?? []);
     if (contention.length > 0) {
       const c0 = contention[0] as ContentionReport;

@@ -37,14 +37,18 @@ export async function runSequential(
 ): Promise<{ seq: SequentialFigures; failed: number }> {
   await machineIdle(`reads: ${what}`);
   const { times, failed } = await childLoop(requests, n, sequentialBudgetSeconds(duration) * 1000);
+  return { seq: sequentialFigures(times), failed };
+}
+
+/** The figures of these latencies (milliseconds; sorted in place). */
+export function sequentialFigures(times: number[]): SequentialFigures {
   const sorted = times.sort((a, b) => a - b);
-  const seq = {
+  return {
     p50: quantile(sorted, 0.5),
     p99: quantile(sorted, 0.99),
     max: sorted.at(-1) ?? Number.NaN,
     n: sorted.length,
   };
-  return { seq, failed };
 }
 
 function childLoop(
