@@ -32,6 +32,18 @@ describe('GitLab "Pipelines must succeed" with a rebased head: merge when the pi
     return iids;
   }
 
+  /** One merge request queued, tested and waiting on GitLab's auto-merge: its number, tested head and main's tip. */
+  async function waitingMerge(
+    scenario: GitLabScenario,
+  ): Promise<{ one: number; tested: string; main: string | null }> {
+    const [one = 0] = await queued(scenario, 1);
+    const tested = await scenario.ciOnTestBranch(one, 'success');
+    const main = await scenario.sim.branchHead(GL_PATH, 'main');
+    await scenario.settle();
+    expect((await scenario.sim.mergeRequest(GL_PATH, one))['merge_when_pipeline_succeeds']).toBe(true);
+    return { one, tested, main };
+  }
+
   /** CI reports the "ci" job of a commit (joining its latest pipeline), then the queue runs. */
   async function job(sha: string, state: 'success' | 'failed'): Promise<void> {
     await s?.sim.setStatus(GL_PATH, sha, 'ci', state);
@@ -93,11 +105,7 @@ describe('GitLab "Pipelines must succeed" with a rebased head: merge when the pi
 
   it("the rebased head's pipeline fails: the merge request fails with the reason and nothing is merged", async () => {
     s = await create(1);
-    const [one = 0] = await queued(s, 1);
-    const tested = await s.ciOnTestBranch(one, 'success');
-    const main = await s.sim.branchHead(GL_PATH, 'main');
-    await s.settle();
-    expect((await s.sim.mergeRequest(GL_PATH, one))['merge_when_pipeline_succeeds']).toBe(true);
+    const { one, tested, main } = await waitingMerge(s);
     await job(tested, 'failed');
     const pr = await s.pr(one);
     expect(pr.state).toBe('failed');
@@ -140,11 +148,7 @@ describe('GitLab "Pipelines must succeed" with a rebased head: merge when the pi
 
   it('the merge request is cancelled while the merge waits: auto-merge is withdrawn and its pipeline succeeding merges nothing', async () => {
     s = await create(1);
-    const [one = 0] = await queued(s, 1);
-    const tested = await s.ciOnTestBranch(one, 'success');
-    const main = await s.sim.branchHead(GL_PATH, 'main');
-    await s.settle();
-    expect((await s.sim.mergeRequest(GL_PATH, one))['merge_when_pipeline_succeeds']).toBe(true);
+    const { one, tested, main } = await waitingMerge(s);
     const res = await s.post('/v1/cancelPullRequest', {
       repo: GL_REPO,
       targetBranch: 'main',
