@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
+import { splitProjectPath } from '../../domain/gitlab-path.ts';
 import { getPrRecord, isTerminal } from '../../domain/queue/index.ts';
 import { upsertCommitStatus } from '../../store/forge/git-prs.ts';
 import {
@@ -133,13 +134,6 @@ async function pruneSeen(ctx: AppContext): Promise<void> {
   await pruneDeliveriesWithPrefix(ctx.db, 'gitlab:', now - KEEP_MS);
 }
 
-/** `group/sub/project` as owner `group/sub` and name `project`. */
-function splitPath(path: string): { owner: string; name: string } | null {
-  const at = path.lastIndexOf('/');
-  if (at <= 0 || at === path.length - 1) return null;
-  return { owner: path.slice(0, at), name: path.slice(at + 1) };
-}
-
 /**
  * One delivery, for the organization granted the project's namespace on the GitLab host (never
  * another organization with a repository of the same name). Returns what it did, in words.
@@ -152,7 +146,7 @@ export async function processGitLabEvent(
 ): Promise<string> {
   const host = ctx.config.gitlab?.host;
   const path = p.project?.path_with_namespace;
-  const parts = typeof path === 'string' ? splitPath(path) : null;
+  const parts = typeof path === 'string' ? splitProjectPath(path) : null;
   if (host === undefined || parts === null) return 'ignored: no project';
   const grant = await findGrant(ctx.db, host.toLowerCase(), parts.owner.toLowerCase());
   if (grant === undefined)

@@ -1,4 +1,5 @@
 import type { BuildOutcome, ForgeRepo } from '../../app/ports.ts';
+import { splitProjectPath } from '../../domain/gitlab-path.ts';
 import {
   DEFAULT_IDENTITY,
   DEFAULT_TIMEOUT_MS,
@@ -227,10 +228,8 @@ export class GitLabTestBranches {
     const res = await unless([403, 404], null, () =>
       this.#client.request<{ path_with_namespace?: string }>('GET', `/projects/${mr.source_project_id}`),
     );
-    const path = res?.data.path_with_namespace ?? '';
-    const at = path.lastIndexOf('/');
-    if (at <= 0 || at === path.length - 1) return null;
-    return { id: repo.id, host: repo.host, owner: path.slice(0, at), name: path.slice(at + 1) };
+    const parts = splitProjectPath(res?.data.path_with_namespace ?? '');
+    return parts === null ? null : { id: repo.id, host: repo.host, ...parts };
   }
 
   /**
