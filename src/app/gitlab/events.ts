@@ -10,7 +10,12 @@ import {
   setDeliveryOutcome,
 } from '../../store/forge/github.ts';
 import { findGrant } from '../../store/forge/grants.ts';
-import { findQueue, listQueues, wakeWaitingActions } from '../../store/queue/queues.ts';
+import {
+  findQueue,
+  listQueues,
+  wakeRepositoryWaitingActions,
+  wakeWaitingActions,
+} from '../../store/queue/queues.ts';
 import { findRepo } from '../../store/tenancy/repos.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { commentCommand, pushEvent } from '../github/events.ts';
@@ -203,7 +208,7 @@ async function statusesOf(
   }
   await deliverStatuses(ctx, routing, repo, sha);
   // A merge waiting for a merge request's pipeline (auto-merge) looks again now.
-  for (const row of await listQueues(ctx.db, [repo.id])) await wakeWaitingActions(ctx.db, row.id, ctx.now());
+  await wakeRepositoryWaitingActions(ctx.db, repo.id, ctx.now());
   return `statuses at ${sha.slice(0, 12)}: ${statuses.map((s) => `${s.name}=${s.state}`).join(', ') || 'none'}`;
 }
 

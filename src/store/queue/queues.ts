@@ -277,6 +277,35 @@ export async function wakeWaitingActions(db: Queryable, queueId: string, now: nu
     .execute();
 }
 
+/**
+ * Makes the waiting actions of the repository's queues due now, for a forge event that may concern any
+ * of them. Looks first, so the usual event (nothing waits) writes nothing: an UPDATE would take
+ * SQLite's write lock even when it matches no row, queueing behind an ingest transaction.
+ */
+export async function wakeRepositoryWaitingActions(
+  db: Queryable,
+  repoId: string,
+  now: number,
+): Promise<void> {
+  const queues = db.selectFrom('merge_queues').select('id').where('repo_id', '=', repoId);
+  const waiting = await db
+    .selectFrom('queue_actions')
+    .select('queue_id')
+    .where('queue_id', 'in', queues)
+    .where('done_at', 'is', null)
+    .where('not_before', '>', now)
+    .limit(1)
+    .executeTakeFirst();
+  if (waiting === undefined) return;
+  await db
+    .updateTable('queue_actions')
+    .set({ not_before: now })
+    .where('queue_id', 'in', queues)
+    .where('done_at', 'is', null)
+    .where('not_before', '>', now)
+    .execute();
+}
+
 /** Ids of queues with work: actions not done yet and due, or a wake time that has come. */
 export async function queuesNeedingWork(db: Queryable, now: number): Promise<string[]> {
   const withActions = await db
