@@ -10,6 +10,7 @@ import { type Database, openDatabase } from './db/database.ts';
 import { createForge } from './forge/router.ts';
 import { buildApp } from './http/app.ts';
 import { SpoolDir } from './lib/spool.ts';
+import { startFailingWindowMoves } from './runner/failing-windows.ts';
 import { GitHubEventProcessor, startGitHubEvents } from './runner/github-events.ts';
 import { startHealthSweep } from './runner/health-sweep.ts';
 import type { Background } from './runner/periodic.ts';
@@ -76,6 +77,8 @@ export async function startServer(config: Config): Promise<Server> {
     const background: Background[] = [];
     if (config.healthSweepSeconds > 0)
       background.push(startHealthSweep(ctx, config.healthSweepSeconds * 1000, app.log));
+    // Hourly whatever the periodic pass's setting: else a page's first read of an hour moves the windows.
+    background.push(startFailingWindowMoves(ctx, app.log));
     if (config.github !== undefined) {
       const events = startGitHubEvents(new GitHubEventProcessor(ctx, forge, app.log), 5_000, app.log);
       wakeGitHub = events.wake;

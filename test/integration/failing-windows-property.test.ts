@@ -1,7 +1,9 @@
 // The dashboard's kept failing-tests windows (test_failing_windows, migration 0033, store/dashboard/
 // failing.ts) agree with the raw history: after random uploads (failures across 8 days and an hour
 // ahead), the clock moving by minutes, hours or onto an exact hour, periodic passes (which move the
-// windows) and retention passes (as they would run later, taking out uploads inside the windows), every kept window holds, for its hours, each test's failures as a
+// windows, and build those not kept), retention passes (as they would run later, taking out uploads
+// inside the windows) and a repository's windows dropped (as when its rollups are rebuilt or were kept
+// by nothing: its next upload must not keep them empty), every kept window holds, for its hours, each test's failures as a
 // recomputation from test_results gives, and its count; and the page, read through the dashboard
 // at the clock's time, shows what the raw results give for the window's hours.
 import fc from 'fast-check';
@@ -115,6 +117,7 @@ type Step =
   | { kind: 'exact-hour' }
   | { kind: 'sweep' }
   | { kind: 'retention'; hoursBack: number }
+  | { kind: 'forget' }
   | { kind: 'read'; window: '24h' | '7d' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -145,6 +148,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('exact-hour' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -186,6 +190,10 @@ async function run(s: Step, name: string): Promise<void> {
   else if (s.kind === 'exact-hour') clock = Math.ceil(clock / HOUR) * HOUR;
   else if (s.kind === 'sweep') {
     await runHealthSweep(sweepContext(t, () => clock));
+  } else if (s.kind === 'forget') {
+    const repoId = await repoIdOf(name);
+    await sql`delete from test_failing_windows where repo_id = ${repoId ?? ''}`.execute(db());
+    await sql`delete from failing_window_state where repo_id = ${repoId ?? ''}`.execute(db());
   } else if (s.kind === 'retention') {
     // Retention as it would run later, while the page's clock stays: the uploads created more than
     // `hoursBack` hours ago go, with their failures inside the windows.

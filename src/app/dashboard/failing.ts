@@ -71,9 +71,10 @@ export async function failingTestsPage(
 }
 
 /**
- * A page of the kept window, moved onto the window's hours first when it is not on them (the first
- * read of a new hour); if another request keeps moving it elsewhere (replicas whose clocks straddle
- * an hour), the window's failure rollups are grouped instead.
+ * A page of the kept window, moved onto the window's hours first when it is not on them (a read
+ * racing the hourly pass at an hour's start, or of a repository whose windows that pass has not built
+ * yet); if another request keeps moving it elsewhere (replicas whose clocks straddle an hour), the
+ * window's failure rollups are grouped instead.
  */
 async function loadPage(
   ctx: AppContext,
@@ -102,6 +103,27 @@ async function loadPage(
   return { total: list.length, page: clamped, rows: await failingRows(ctx, repoId, entries, window) };
 }
 
+/**
+ * How many tests failed in the window of `hours` at `now` (the overview's "Failing in 24 h"): the kept
+ * window's count, a row read, once it is on the window's hours (moved there first when it is not, as a
+ * page read does); the failure rollups grouped only if another request keeps moving it elsewhere.
+ */
+export async function failingCount(
+  ctx: AppContext,
+  repoId: string,
+  hours: number,
+  now: number,
+): Promise<number> {
+  const window = failingWindowAt(hours, now);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const read = await readFailingPage(ctx.db, repoId, window, 1, 0);
+    if (read !== undefined) return read.total;
+    await moveWindow(ctx, repoId, window);
+  }
+  return (await failingList(ctx.db, repoId, { start: window.lo * HOUR_MS, end: (window.hi + 1) * HOUR_MS }))
+    .length;
+}
+
 /** Moves a repository's kept window onto its hours, under the repository's health lock. */
 function moveWindow(ctx: AppContext, repoId: string, window: KeptWindow): Promise<void> {
   return inTransaction(ctx.db, async (trx) => {
@@ -111,8 +133,10 @@ function moveWindow(ctx: AppContext, repoId: string, window: KeptWindow): Promis
 }
 
 /**
- * Moves every kept failing-tests window not on the hours it shows at `now` (the periodic pass), so
- * that the first read of a new hour finds it there.
+ * Moves every kept failing-tests window not on the hours it shows at `now`, then builds those of
+ * repositories that have none (kept by no upload or read since migration 0033, e.g. rollups rebuilt):
+ * run at each hour's start (runner/failing-windows.ts), at startup and by the periodic pass, so that
+ * a page's read finds its window on its hours. Returns how many windows it moved or built.
  */
 export async function moveFailingWindows(ctx: AppContext, now: number): Promise<number> {
   const behind = await failingWindowsBehind(ctx.db, now);

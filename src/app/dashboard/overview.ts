@@ -1,5 +1,4 @@
 import { listQueuedPrs, type QueueState, queueStateName } from '../../domain/queue/index.ts';
-import { failingWindowAt, readFailingPage } from '../../store/dashboard/failing.ts';
 import {
   countTestCases,
   DAY_MS,
@@ -14,14 +13,13 @@ import {
 import { countArchivedSince } from '../../store/queue/charts.ts';
 import { listQueues } from '../../store/queue/queues.ts';
 import { listRepos } from '../../store/tenancy/repos.ts';
-import { countFailing } from '../../store/tests/lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { queueStateOf } from '../queue/apply.ts';
 import type { Repository } from '../repositories.ts';
+import { failingCount } from './failing.ts';
 import { type Impact, repoImpact } from './impact.ts';
 import { type DayFigures, figuresAt } from './trend.ts';
 
-const HOUR_MS = 3_600_000;
 /** Days shown by the overview's trends, today included. */
 export const TREND_DAYS = 14;
 /** Today's figures (and the tests tracked) are recomputed at most this often per repository. */
@@ -73,16 +71,6 @@ async function mergedSince(ctx: AppContext, queueId: string, state: QueueState, 
 }
 
 export const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
-
-/**
- * Tests that failed in the last 24 hours: the count of the kept 24-hour failing-tests window (a row
- * read) when it is on the current hours; otherwise grouped from the failure rollups, which at 200k
- * tests and 65k failing costs 80–130 ms.
- */
-async function failingCount(ctx: AppContext, repoId: string, now: number): Promise<number> {
-  const kept = await readFailingPage(ctx.db, repoId, failingWindowAt(24, now), 1, 0);
-  return kept?.total ?? (await countFailing(ctx.db, repoId, now - DAY_MS, now + HOUR_MS));
-}
 
 /**
  * The figures of the last TREND_DAYS days of one repository. Cached rows are used as they are when
@@ -169,7 +157,7 @@ export async function organizationOverview(ctx: AppContext, caller: Caller): Pro
       now: { flaky: last?.flaky ?? 0, broken: last?.broken ?? 0, quarantined: last?.quarantined ?? 0 },
       days,
       lastUploadAt: await lastUploadAt(ctx.db, repository.id),
-      failing24h: await failingCount(ctx, repository.id, now),
+      failing24h: await failingCount(ctx, repository.id, 24, now),
       queues: await Promise.all(
         mine.map(async ({ row, state }) => ({
           branch: row.branch,

@@ -57,7 +57,8 @@ export async function runHealthSweep(ctx: AppContext): Promise<SweepReport> {
   const pruned = await applyRetention(ctx, now);
   // After retention, which takes a listed upload it deletes off the list instead of folding it.
   const folded = await ctx.caches.meansFolds.foldAll(ctx.db);
-  // The dashboard's kept failing-tests windows move on with the hour, so a page's first read need not.
+  // The dashboard's kept failing-tests windows move on with the hour (the hourly pass does it at each
+  // hour's start; this catches what it missed), so a page's first read need not.
   await moveFailingWindows(ctx, now);
   return {
     repositories: repos.length,

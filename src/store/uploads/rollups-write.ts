@@ -3,7 +3,7 @@
 // and a repository's rollups rebuilt from its stored results and pass blobs.
 import { sql } from 'kysely';
 import { chunked, type Queryable } from '../../db/bulk.ts';
-import { addToFailingWindows, forgetFailingWindows, refreshFailingWindows } from '../dashboard/failing.ts';
+import { addToFailingWindows, buildFailingWindows, refreshFailingWindows } from '../dashboard/failing.ts';
 import { addUploadDays, removeUploadDurations } from './duration-writes.ts';
 import type { EncodedPasses } from './pass-codec.ts';
 import { HOUR_MS, hourOf } from './rollups.ts';
@@ -122,7 +122,8 @@ export async function addUploadRollups(
     }
   }
   for (const round of rounds) await addFailureRows(db, round);
-  // The dashboard's kept failing-tests windows (store/dashboard/failing.ts) follow the failure rollups.
+  // The dashboard's kept failing-tests windows (store/dashboard/failing.ts) follow the failure rollups
+  // (one entry per rollup row added to: a new repository's first upload keeps the windows from them).
   const failures = [...groups.values()].map(({ row }) => ({
     ordinal: row[1] as number,
     hour: row[2] as number,
@@ -229,11 +230,12 @@ export async function refreshFailureHours(
 /**
  * Recomputes a repository's rollups from its stored results and pass blobs (what migration 0018
  * does for every repository): for data written around ingestion, as `npm run bench`'s seed does.
+ * The dashboard's failing-tests windows are built again for the hours of `now` (the seed's data is
+ * around the real time), so no page read has to.
  */
-export async function rebuildRollups(db: Queryable, repoId: string): Promise<void> {
+export async function rebuildRollups(db: Queryable, repoId: string, now = Date.now()): Promise<void> {
   await db.deleteFrom('test_run_hours').where('repo_id', '=', repoId).execute();
   await db.deleteFrom('test_failure_hours').where('repo_id', '=', repoId).execute();
-  await forgetFailingWindows(db, repoId);
   const hour = hourSql('r.at');
   await sql`insert into test_failure_hours (repo_id, ordinal, hour, fingerprint, failures, last_at, summary)
     select r.repo_id, t.ordinal, ${hour}, coalesce(r.failure_fingerprint, ''), count(*), max(r.at),
@@ -241,6 +243,7 @@ export async function rebuildRollups(db: Queryable, repoId: string): Promise<voi
     from test_results r join test_cases t on t.id = r.test_case_id
     where r.repo_id = ${repoId} and r.outcome = 'failed'
     group by r.repo_id, t.ordinal, ${hour}, coalesce(r.failure_fingerprint, '')`.execute(db);
+  await buildFailingWindows(db, repoId, now);
   await sql`insert into test_run_hours
       (repo_id, hour, ordinal, passed, failed, failed_quarantined, skipped, duration_sum_ms, duration_count)
     select r.repo_id, ${hour}, t.ordinal, 0,
