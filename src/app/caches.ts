@@ -39,6 +39,12 @@ export function createCaches(config: Config) {
       failingPages: new ReadAnswers(config.keptPages),
       unhealthyPages: new ReadAnswers(config.keptPages),
       quarantined: new ReadAnswers(config.keptPages),
+      /** repositories/list pages by the organization's repository count (repositories.ts). */
+      repositoryLists: new ReadAnswers(config.keptPages),
+      /** repositories/get answers: a repository's identity never changes (repositories.ts). */
+      repositories: new ReadAnswers(config.keptDetails),
+      /** get-repository-settings answers while the database is unchanged (health/settings.ts). */
+      repositorySettings: new UnchangedReads(config.keptDetails),
     },
     /** Repositories' versions and quarantine settings while the database is unchanged (health/read-answers.ts). */
     unchanged: new UnchangedReads(config.repositoryCacheSize),

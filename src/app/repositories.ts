@@ -4,7 +4,7 @@ import { AppError } from '../domain/errors.ts';
 import { repoFullName } from '../domain/testid/index.ts';
 import { Lru } from '../lib/lru.ts';
 import * as repos from '../store/tenancy/repos.ts';
-import type { Caller } from './context.ts';
+import type { AppContext, Caller } from './context.ts';
 import type { PageTokens } from './page-token.ts';
 import { type PageInfo, type PageQuery, paginate } from './paginate.ts';
 
@@ -132,11 +132,16 @@ function newRow(caller: Caller, ref: RepoRef, now: number): repos.NewRepositoryR
   };
 }
 
+/**
+ * A page of the caller's repositories. `total`, when given, is the organization's repository count the
+ * caller already read (repositoryPage), so the page is not counted again.
+ */
 export function listRepositories(
   db: Queryable,
   caller: Caller,
   tokens: PageTokens,
   query: PageQuery,
+  total?: number,
 ): Promise<{ rows: Repository[]; page: PageInfo }> {
   const keyOf = (r: Repository): repos.RepoKey => ({
     hostKey: r.host_key,
@@ -144,11 +149,57 @@ export function listRepositories(
     nameKey: r.name_key,
   });
   return paginate(tokens, ['repositories', caller.orgId], query, {
-    count: () => repos.countRepos(db, caller.orgId),
+    count: () => (total === undefined ? repos.countRepos(db, caller.orgId) : Promise.resolve(total)),
     after: (key, limit) => repos.listRepos(db, caller.orgId, { after: key }, limit),
     before: (key, limit) => repos.listRepos(db, caller.orgId, { before: key }, limit),
     keyOf,
   });
+}
+
+/**
+ * A page of the caller's repositories as a key that names the exact answer and a way to make it. An
+ * organization's repositories are only ever added, never renamed or deleted, so their count fixes the
+ * list: with the page size, the page token (last: the only free text) and what the links are made of,
+ * it names every byte, and the route answers a kept key after one count. The count is read again only
+ * once something was committed since (UnchangedReads: none on SQLite while nothing changed; one
+ * statement on PostgreSQL, so replicas stay exact). A tampered or foreign token is refused by `make`
+ * and never kept.
+ */
+export async function repositoryPage(ctx: AppContext, caller: Caller, tokens: PageTokens, query: PageQuery) {
+  const { db } = ctx;
+  const total = await ctx.caches.unchanged.get(db, `repos|${caller.orgId}`, () =>
+    repos.countRepos(db, caller.orgId),
+  );
+  const key = [
+    caller.orgId,
+    total,
+    query.page_size,
+    caller.orgSlug,
+    ctx.config.publicUrl,
+    query.page_token ?? '',
+  ];
+  return {
+    key: key.join('|'),
+    now: ctx.now(),
+    make: () => listRepositories(db, caller, tokens, query, total),
+  };
+}
+
+/**
+ * The key of the caller's repository named `ref` as repositories/get answers it: a repository's
+ * identity never changes once created, so an answer made for an existing one (a missing one throws
+ * and is never kept) stays exact as long as it is kept.
+ */
+export function repositoryAnswerKey(ctx: AppContext, caller: Caller, ref: RepoRef): string {
+  const key = repoKey(ref);
+  return JSON.stringify([
+    caller.orgId,
+    caller.orgSlug,
+    ctx.config.publicUrl,
+    key.hostKey,
+    key.ownerKey,
+    key.nameKey,
+  ]);
 }
 
 export { repoFullName };

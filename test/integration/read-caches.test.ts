@@ -111,7 +111,7 @@ describe('read caches', () => {
     });
   });
 
-  it('answers a warm repositories/get without the database, and settings with one statement', async () => {
+  it('answers a warm repositories/get without the database, and settings with none on SQLite, one on PostgreSQL', async () => {
     const token = await t.token('warm');
     await t.post('/v1/repositories/create', { repo: REPO }, token);
     const body = { repo: REPO, org_url_slug: 'warm' };
@@ -119,6 +119,7 @@ describe('read caches', () => {
     await t.post('/v1/flaky-tests/get-repository-settings', body, token);
     expect(await statements(() => getRepo(token))).toEqual([]);
     const settings = await statements(() => t.post('/v1/flaky-tests/get-repository-settings', body, token));
-    expect(settings).toHaveLength(1);
+    // Kept while the database is unchanged on SQLite (app/health/settings.ts); PostgreSQL reads the row.
+    expect(settings).toHaveLength(t.db.env['DATABASE_URL'] === undefined ? 0 : 1);
   });
 });

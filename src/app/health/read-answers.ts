@@ -43,7 +43,8 @@ export class ReadAnswers {
 }
 
 /**
- * Small values read from the database (a repository's versions, its quarantine settings), kept with
+ * Small values read from the database (a repository's versions, its quarantine settings, the bytes of
+ * get-repository-settings' answers, which have no version to key them by), kept with
  * the database's change stamp (db/change-stamp.ts) taken before each was read: a kept one is given
  * while the stamp is the same, i.e. while nothing was committed by any connection or process since
  * it was read, so it is exactly what a query would answer now. Without a stamp (PostgreSQL, where

@@ -1,5 +1,7 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { getSettings, updateSettings } from '../../../app/health/manage.ts';
+import { updateSettings } from '../../../app/health/manage.ts';
+import { repositorySettingsJson } from '../../../app/health/settings.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
 import { Scoped, SettingsPatch, SettingsRecord } from '../../schemas/flaky-manage.ts';
@@ -19,7 +21,14 @@ export function registerSettings(app: Api, { ctx }: RouteDeps): void {
         response: { 200: Response, ...authenticatedErrors },
       },
     },
-    async (request) => getSettings(ctx, callerOf(request), request.body),
+    async (request, reply) => {
+      const bytes = await repositorySettingsJson(ctx, callerOf(request), request.body, (answer) => {
+        return reply.serialize(answer) as string;
+      });
+      // Bytes are sent as they are (Fastify serializes objects only), past the typed reply's check.
+      const sent: FastifyReply = reply;
+      return sent.type('application/json; charset=utf-8').send(bytes);
+    },
   );
   app.post(
     '/flaky-tests/update-repository-settings',
