@@ -111,7 +111,7 @@ export interface Config {
   readonly keptPages: number;
   /** Serialized single-test answers (get-test-details) kept, a few KB each (MAINLINE_KEPT_DETAILS). */
   readonly keptDetails: number;
-  /** Characters of large getQuarantineConfig bodies kept parsed, all together; 0 none (MAINLINE_KEPT_BODY_CHARS). */
+  /** Bytes of large getQuarantineConfig bodies kept parsed, all together; 0 none (MAINLINE_KEPT_BODY_CHARS). */
   readonly keptBodyChars: number;
   /** Pages of list-unhealthy-tests records kept by health version, 100 records each, and as many of the dashboard's all-tests list (MAINLINE_PAGE_CACHE). */
   readonly pageCacheSize: number;

@@ -31,7 +31,7 @@ const MAX_REMEMBERED_IDS = 50_000;
 
 export function createCaches(config: Config) {
   return {
-    /** Large getQuarantineConfig bodies kept parsed, by their text (http/body-checks.ts). */
+    /** Large getQuarantineConfig bodies kept parsed, by organization and bytes (http/body-checks.ts). */
     parsedBodies: new WeighedLru<{ readonly orgId: string; readonly value: unknown }>(config.keptBodyChars),
     /** Kept JSON of read answers, per route (health/read-answers.ts). */
     answers: {

@@ -4,6 +4,7 @@ import { findTestCases } from '../../store/tests/cases.ts';
 import { quarantinedIds } from '../../store/tests/lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef, repoKey } from '../repositories.ts';
+import { quarantinedAmong } from './quarantine-index.ts';
 
 /** A test as trunk-analytics-cli describes it to getQuarantineConfig (mixed casing, as upstream). */
 export interface TestIdentifier {
@@ -71,12 +72,11 @@ export async function quarantineConfig(
           });
     },
   );
-  const quarantined =
-    index === undefined
-      ? (await findTestCases(ctx.db, repository.id, [...unique]))
-          .filter((r) => r.quarantined === 1)
-          .map((r) => r.id)
-      : unique.filter((id) => index.ids.has(id));
+  // A copy of the kept list (a few ids), so what the caller gets is its own.
+  if (index !== undefined) return { isDisabled, testIds: [...quarantinedAmong(index, unique)] };
+  const quarantined = (await findTestCases(ctx.db, repository.id, [...unique]))
+    .filter((r) => r.quarantined === 1)
+    .map((r) => r.id);
   return { isDisabled, testIds: quarantined.sort(byId) };
 }
 

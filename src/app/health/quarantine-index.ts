@@ -17,6 +17,24 @@ export interface QuarantinedIndex {
   /** In the quarantined list's order (name, then id, as the database orders them). */
   readonly ordered: readonly string[];
   readonly ids: ReadonlySet<string>;
+  /** quarantinedAmong's answers for the frozen id lists of kept bodies, while the index is current. */
+  readonly among: WeakMap<readonly string[], readonly string[]>;
+}
+
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Which of `ids` the index holds, in id order. For a frozen list (IdentifierIds.uniqueIds of a kept
+ * body) the answer is kept with the index: the CLI asks about the same tests run after run, and the
+ * filter and sort of 1,000 ids were the largest part left of the call's own code; an index is never
+ * changed, and a new health version is a new index, so a kept answer is always this version's.
+ */
+export function quarantinedAmong(index: QuarantinedIndex, ids: readonly string[]): readonly string[] {
+  const kept = index.among.get(ids);
+  if (kept !== undefined) return kept;
+  const found = Object.freeze(ids.filter((id) => index.ids.has(id)).sort(byId));
+  if (Object.isFrozen(ids)) index.among.set(ids, found);
+  return found;
 }
 
 /** Indexes of several repositories, at most `maxIds` ids in all, least recently used dropped first. */
@@ -42,7 +60,7 @@ export class QuarantineIndexCache {
     }
     if (this.#tooLarge.has(repoId)) return undefined;
     const ordered = await quarantinedIds(db, repoId);
-    const index: QuarantinedIndex = { version, ordered, ids: new Set(ordered) };
+    const index: QuarantinedIndex = { version, ordered, ids: new Set(ordered), among: new WeakMap() };
     // A slower caller that read an older version does not replace a newer index.
     const now = this.#repos.get(repoId);
     if (now === undefined || now.version <= version) this.#keep(repoId, index);

@@ -1,5 +1,7 @@
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { quarantineConfig } from '../../../app/health/quarantine-config.ts';
+import { keptBodyValidator } from '../../body-checks.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors, RepoRef } from '../../schemas/common.ts';
 import type { Api, RouteDeps } from '../../types.ts';
@@ -22,6 +24,8 @@ export function registerGetQuarantineConfig(app: Api, { ctx }: RouteDeps): void 
     {
       // The CLI sends the same test ids run after run: a large body is kept parsed (http/body-checks.ts).
       config: { keepParsedBody: true },
+      // And its check, once passed, is not made again on the same kept value.
+      validatorCompiler: keptBodyValidator(TypeBoxValidatorCompiler),
       schema: {
         tags: ['test results'],
         summary:
