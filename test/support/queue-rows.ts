@@ -1,6 +1,7 @@
 // A queue's engine state as stored: the header row (merge_queues.header) with the PR entries and runs
 // of queue_prs and queue_runs put back, read straight from the database (no app cache involved).
 import type { Kysely } from 'kysely';
+import { stateFromRows } from '../../src/app/queue/row-shape.ts';
 import type { QueueState } from '../../src/domain/queue/index.ts';
 import type { Tables } from '../../src/store/schema.ts';
 
@@ -18,7 +19,6 @@ export async function assembleStored(
   queueId: string,
   header: string,
 ): Promise<QueueState> {
-  const state = JSON.parse(header) as QueueState;
   const prs = await db
     .selectFrom('queue_prs')
     .select('data')
@@ -31,15 +31,6 @@ export async function assembleStored(
     .where('queue_id', '=', queueId)
     .orderBy('ord')
     .execute();
-  state.prs = {};
-  for (const r of prs) {
-    const e = JSON.parse(r.data) as QueueState['prs'][string];
-    state.prs[String(e.number)] = e;
-  }
-  state.runs = {};
-  for (const r of runs) {
-    const run = JSON.parse(r.data) as QueueState['runs'][string];
-    state.runs[run.id] = run;
-  }
-  return state;
+  // Read as the app reads them: a run row may leave out the heads its PR entries give (row-shape.ts).
+  return stateFromRows(header, { prs: prs.map((r) => r.data), runs: runs.map((r) => r.data) });
 }

@@ -26,6 +26,7 @@ import type { Tables } from '../../store/schema.ts';
 import { inTransaction } from '../../store/transaction.ts';
 import type { Forge } from '../ports.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
+import { actionJson, reliesOn, runRowJson, stateFromRows } from './row-shape.ts';
 import { deepFreeze, QueueStateCache } from './state-cache.ts';
 import type { QueueStepListeners } from './step-listeners.ts';
 
@@ -44,22 +45,9 @@ export interface LoadedQueue {
   readonly state: QueueState;
 }
 
-/** The state from its header (JSON with empty prs and runs) and the JSON of its PR entries and runs. */
+/** The state from its header and rows (row-shape.ts), frozen. */
 function assemble(header: string, rows: { prs: string[]; runs: string[] }): QueueState {
-  const state = JSON.parse(header) as QueueState;
-  const prs: QueueState['prs'] = {};
-  for (const text of rows.prs) {
-    const e = JSON.parse(text) as PrEntry;
-    prs[String(e.number)] = e;
-  }
-  const runs: QueueState['runs'] = {};
-  for (const text of rows.runs) {
-    const r = JSON.parse(text) as TestRun;
-    runs[r.id] = r;
-  }
-  state.prs = prs;
-  state.runs = runs;
-  return deepFreeze(state);
+  return deepFreeze(stateFromRows(header, rows));
 }
 
 /** How often a read outside a transaction retries when a save lands while it reads the rows. */
@@ -135,15 +123,25 @@ function stepChanges(
   // By value, not by key: the PR map is keyed by integers, and a for-in would make a string of each.
   const prs: QueueRowChanges['prs'][number][] = [];
   const prUpdates: QueueRowChanges['prs'][number][] = [];
+  /** PRs whose stored head changes or whose entry goes: runs stored without heads may rely on them. */
+  const moved = new Set<number>();
   for (const e of Object.values(after.prs)) {
     const was = before.prs[e.number];
     if (was === e) continue;
     changed.push(e);
     const row = { number: e.number, state: e.state, head_sha: e.headSha, data: JSON.stringify(e) };
-    (was?.headSha === e.headSha ? prUpdates : prs).push(row);
+    if (was?.headSha === e.headSha) prUpdates.push(row);
+    else {
+      prs.push(row);
+      if (was !== undefined) moved.add(e.number);
+    }
   }
   const deletedPrs: number[] = [];
-  for (const e of Object.values(before.prs)) if (after.prs[e.number] === undefined) deletedPrs.push(e.number);
+  for (const e of Object.values(before.prs)) {
+    if (after.prs[e.number] !== undefined) continue;
+    deletedPrs.push(e.number);
+    moved.add(e.number);
+  }
   const runs: QueueRowChanges['runs'][number][] = [];
   const runUpdates: QueueRowChanges['runs'][number][] = [];
   const deletedRuns: string[] = [];
@@ -151,7 +149,22 @@ function stepChanges(
   let added = 0;
   for (const r of Object.values(after.runs)) {
     const was = before.runs[r.id];
-    if (was === r) continue;
+    if (was === r) {
+      // Unchanged, but its stored row may leave out a head that changes now: written again, whole.
+      if (moved.size > 0 && reliesOn(r, moved)) {
+        const { id, status, testBranch, testBranchSha } = r;
+        const data = runRowJson(r, after.prs);
+        runUpdates.push({
+          id,
+          ord: 0,
+          status,
+          test_branch: testBranch,
+          test_branch_sha: testBranchSha,
+          data,
+        });
+      }
+      continue;
+    }
     changed.push(r);
     const row = {
       id: r.id,
@@ -159,7 +172,7 @@ function stepChanges(
       status: r.status,
       test_branch: r.testBranch,
       test_branch_sha: r.testBranchSha,
-      data: JSON.stringify(r),
+      data: runRowJson(r, after.prs),
     };
     const same = was?.testBranch === r.testBranch && was.testBranchSha === r.testBranchSha;
     (same ? runUpdates : runs).push(row);
@@ -245,12 +258,7 @@ export async function applyEvent(
       if (!saved) return undefined;
       await archive(trx, queueId, pruned.prs, pruned.runs, now);
       await enqueueQueueEvents(trx, row, before, stepped.state, now);
-      await insertActions(
-        trx,
-        queueId,
-        result.actions.map((a) => JSON.stringify(a)),
-        now,
-      );
+      await insertActions(trx, queueId, result.actions.map(actionJson), now);
       return { result, before, after: stepped.state, version, changed: changes.changed };
     });
     if (outcome !== undefined) {

@@ -1,4 +1,10 @@
-import { isTerminal, type QueueAction, type QueueEvent, type QueueState } from '../../domain/queue/index.ts';
+import {
+  isTerminal,
+  type PrHead,
+  type QueueAction,
+  type QueueEvent,
+  type QueueState,
+} from '../../domain/queue/index.ts';
 import { deleteTestPr, findTestPr, saveTestPr } from '../../store/forge/github.ts';
 import {
   findQueueById,
@@ -15,6 +21,7 @@ import { applyEvent, discoveredEvent, queueStateOf } from './apply.ts';
 import { deliverStatuses } from './git-api.ts';
 import { labelSettingsOf } from './label-settings.ts';
 import { flakeProtectionNote } from './prs.ts';
+import type { StoredCreateTestRun, StoredQueueAction } from './row-shape.ts';
 
 /** An action failing this many times in a row is answered with a failure event. */
 export const MAX_ACTION_ATTEMPTS = 5;
@@ -82,7 +89,12 @@ export class QueueExecutor {
   async run(queueId: string, repo: ForgeRepo, action: QueueActionRow): Promise<ActionOutcome> {
     const db = this.#ctx.db;
     try {
-      const waiting = await this.#execute(queueId, repo, JSON.parse(action.action) as QueueAction, action);
+      const waiting = await this.#execute(
+        queueId,
+        repo,
+        JSON.parse(action.action) as StoredQueueAction,
+        action,
+      );
       if (waiting !== undefined) {
         await markActionWaiting(db, action.id, this.#ctx.now() + MERGE_RECHECK_MS, waiting);
         return { ok: true };
@@ -93,14 +105,14 @@ export class QueueExecutor {
       const message = String((error as Error).message);
       await markActionFailed(db, action.id, message);
       if (action.attempts + 1 < MAX_ACTION_ATTEMPTS) return { ok: false, error, gaveUp: false };
-      await this.#giveUp(queueId, JSON.parse(action.action) as QueueAction, message);
+      await this.#giveUp(queueId, JSON.parse(action.action) as StoredQueueAction, message);
       await markActionDone(db, action.id, this.#ctx.now());
       return { ok: false, error, gaveUp: true };
     }
   }
 
   /** An action that keeps failing is answered with a failure, so the PR leaves the queue with the reason instead of stalling it. */
-  async #giveUp(queueId: string, action: QueueAction, message: string): Promise<void> {
+  async #giveUp(queueId: string, action: StoredQueueAction, message: string): Promise<void> {
     const reason = `the forge failed ${MAX_ACTION_ATTEMPTS} times: ${message}`;
     if (action.type === 'create_test_run') {
       await this.#apply(queueId, {
@@ -158,12 +170,15 @@ export class QueueExecutor {
   async #execute(
     queueId: string,
     repo: ForgeRepo,
-    action: QueueAction,
+    action: StoredQueueAction,
     row: QueueActionRow,
   ): Promise<string | undefined> {
     switch (action.type) {
       case 'create_test_run': {
-        const built = await this.#forge.buildTestBranch(repo, action);
+        const prHeads = action.prHeads ?? (await this.#runHeads(queueId, action.runId));
+        // A run no longer in the state ended, and its branch's deletion is queued after this: nothing to build.
+        if (prHeads === undefined) return;
+        const built = await this.#forge.buildTestBranch(repo, { ...action, prHeads });
         if (!built.ok) {
           await this.#apply(queueId, {
             type: 'test_branch_failed',
@@ -195,6 +210,14 @@ export class QueueExecutor {
     }
   }
 
+  /**
+   * The heads a run's test branch merges, from the run in the state (row-shape.ts: a create_test_run is
+   * stored without them); undefined when the run has left the state.
+   */
+  async #runHeads(queueId: string, runId: string): Promise<readonly PrHead[] | undefined> {
+    return (await this.#current(queueId))?.state.runs[runId]?.prHeads;
+  }
+
   /** The PR's status check and comment, as the queue's settings ask; says why when flake protection let it through. */
   async #report(
     queueId: string,
@@ -219,11 +242,7 @@ export class QueueExecutor {
   }
 
   /** createPrsForTestingBranches: a draft PR for the test branch, so CI that runs on PRs tests it; closed with the branch. */
-  async #openDraft(
-    queueId: string,
-    repo: ForgeRepo,
-    action: Extract<QueueAction, { type: 'create_test_run' }>,
-  ): Promise<void> {
+  async #openDraft(queueId: string, repo: ForgeRepo, action: StoredCreateTestRun): Promise<void> {
     if ((await findTestPr(this.#ctx.db, repo.id, action.testBranch)) !== undefined) return;
     const base = (await this.#current(queueId))?.state.branch;
     if (base === undefined) return;

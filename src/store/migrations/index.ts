@@ -28,6 +28,7 @@ import * as m0030 from './0030_duration_means_pending.ts';
 import * as m0031 from './0031_queue_action_waits.ts';
 import * as m0032 from './0032_test_owners.ts';
 import * as m0033 from './0033_failing_windows.ts';
+import * as m0034 from './0034_queue_run_heads.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -63,4 +64,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0031_queue_action_waits': m0031,
   '0032_test_owners': m0032,
   '0033_failing_windows': m0033,
+  '0034_queue_run_heads': m0034,
 };
