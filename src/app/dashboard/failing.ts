@@ -1,6 +1,7 @@
 import { DAY_MS, HOUR_MS } from '../../domain/health/index.ts';
 import {
   type FailingEntry,
+  type FailingPage,
   failingList,
   failingWindowAt,
   failingWindowsBehind,
@@ -73,30 +74,41 @@ export async function failingTestsPage(
 /**
  * A page of the kept window, moved onto the window's hours first when it is not on them (a read
  * racing the hourly pass at an hour's start, or of a repository whose windows that pass has not built
- * yet); if another request keeps moving it elsewhere (replicas whose clocks straddle an hour), the
- * window's failure rollups are grouped instead.
+ * yet); undefined if another request keeps moving it elsewhere (replicas whose clocks straddle an
+ * hour): the caller then groups the window's failure rollups (groupedList).
  */
+async function keptPage(
+  ctx: AppContext,
+  repoId: string,
+  window: KeptWindow,
+  page: number,
+  size: number,
+): Promise<FailingPage | undefined> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const read = await readFailingPage(ctx.db, repoId, window, page, size);
+    if (read !== undefined) return read;
+    await moveWindow(ctx, repoId, window);
+  }
+  return undefined;
+}
+
+/** The window's failing tests grouped from the failure rollups, when no kept window can be read. */
+function groupedList(ctx: AppContext, repoId: string, window: KeptWindow): Promise<FailingEntry[]> {
+  return failingList(ctx.db, repoId, { start: window.lo * HOUR_MS, end: (window.hi + 1) * HOUR_MS });
+}
+
+/** A page of the window with its rows: from the kept window (keptPage), else grouped. */
 async function loadPage(
   ctx: AppContext,
   repoId: string,
   window: KeptWindow,
   page: number,
 ): Promise<KeptPage<FailingRow>> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const read = await readFailingPage(ctx.db, repoId, window, page, PAGE_SIZE);
-    if (read !== undefined) {
-      return {
-        total: read.total,
-        page: read.page,
-        rows: await failingRows(ctx, repoId, read.entries, window),
-      };
-    }
-    await moveWindow(ctx, repoId, window);
+  const read = await keptPage(ctx, repoId, window, page, PAGE_SIZE);
+  if (read !== undefined) {
+    return { total: read.total, page: read.page, rows: await failingRows(ctx, repoId, read.entries, window) };
   }
-  const list = await failingList(ctx.db, repoId, {
-    start: window.lo * HOUR_MS,
-    end: (window.hi + 1) * HOUR_MS,
-  });
+  const list = await groupedList(ctx, repoId, window);
   const last = Math.max(1, Math.ceil(list.length / PAGE_SIZE));
   const clamped = Math.min(Math.max(1, page), last);
   const entries = list.slice((clamped - 1) * PAGE_SIZE, clamped * PAGE_SIZE);
@@ -105,8 +117,7 @@ async function loadPage(
 
 /**
  * How many tests failed in the window of `hours` at `now` (the overview's "Failing in 24 h"): the kept
- * window's count, a row read, once it is on the window's hours (moved there first when it is not, as a
- * page read does); the failure rollups grouped only if another request keeps moving it elsewhere.
+ * window's count, a row read (keptPage with no rows), else the grouped list's length.
  */
 export async function failingCount(
   ctx: AppContext,
@@ -115,13 +126,8 @@ export async function failingCount(
   now: number,
 ): Promise<number> {
   const window = failingWindowAt(hours, now);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const read = await readFailingPage(ctx.db, repoId, window, 1, 0);
-    if (read !== undefined) return read.total;
-    await moveWindow(ctx, repoId, window);
-  }
-  return (await failingList(ctx.db, repoId, { start: window.lo * HOUR_MS, end: (window.hi + 1) * HOUR_MS }))
-    .length;
+  const read = await keptPage(ctx, repoId, window, 1, 0);
+  return read?.total ?? (await groupedList(ctx, repoId, window)).length;
 }
 
 /** Moves a repository's kept window onto its hours, under the repository's health lock. */
