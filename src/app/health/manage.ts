@@ -8,7 +8,7 @@ import { insertEvents, listEvents } from '../../store/tests/events.ts';
 import { inTransaction } from '../../store/transaction.ts';
 import { lockRepositoryHealth } from '../../store/uploads/results.ts';
 import type { AppContext, Caller } from '../context.ts';
-import { checkOrgSlug, findRepository, type RepoRef, type Repository } from '../repositories.ts';
+import { checkOrgSlug, findRepository, type RepoRef, type Repository, repoKey } from '../repositories.ts';
 import { testHtmlUrl } from '../urls.ts';
 import { detailedRecord, findTest } from './read.ts';
 import { recomputeTests } from './recompute.ts';
@@ -162,6 +162,28 @@ export async function testHistory(ctx: AppContext, caller: Caller, body: Scoped 
 export async function getSettings(ctx: AppContext, caller: Caller, body: Scoped) {
   const repository = await repositoryOf(ctx, caller, body);
   return { settings: settingsRecord(await loadHealthSettings(ctx.db, repository.id)) };
+}
+
+/**
+ * get-repository-settings' answer (getSettings) as JSON bytes (`serialize` is the route's), kept while
+ * the database is unchanged (UnchangedReads, app/caches.ts): on SQLite it is made again only once
+ * something was committed since, by any connection or process, so a settings change anywhere is in the
+ * next answer; PostgreSQL has no settings version to check, so every call reads the settings row there
+ * (one statement; the repository comes from its cache). A missing repository throws and is never kept.
+ */
+export function getSettingsJson(
+  ctx: AppContext,
+  caller: Caller,
+  body: Scoped,
+  serialize: (answer: Awaited<ReturnType<typeof getSettings>>) => string,
+): Promise<Buffer> {
+  checkOrgSlug(caller, body.org_url_slug);
+  const key = repoKey(body.repo);
+  return ctx.caches.answers.repositorySettings.get(
+    ctx.db,
+    JSON.stringify([caller.orgId, key.hostKey, key.ownerKey, key.nameKey]),
+    async () => Buffer.from(serialize(await getSettings(ctx, caller, body))),
+  );
 }
 
 /** Changes settings, then re-applies quarantine to every test it could affect and re-evaluates active monitors. */

@@ -1,7 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { updateSettings } from '../../../app/health/manage.ts';
-import { repositorySettingsJson } from '../../../app/health/settings.ts';
+import { getSettingsJson, updateSettings } from '../../../app/health/manage.ts';
 import { callerOf } from '../../plugins/auth.ts';
 import { authenticatedErrors } from '../../schemas/common.ts';
 import { Scoped, SettingsPatch, SettingsRecord } from '../../schemas/flaky-manage.ts';
@@ -22,7 +21,7 @@ export function registerSettings(app: Api, { ctx }: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const bytes = await repositorySettingsJson(ctx, callerOf(request), request.body, (answer) => {
+      const bytes = await getSettingsJson(ctx, callerOf(request), request.body, (answer) => {
         return reply.serialize(answer) as string;
       });
       // Bytes are sent as they are (Fastify serializes objects only), past the typed reply's check.
