@@ -147,33 +147,23 @@ function stepChanges(
   const deletedRuns: string[] = [];
   // A new run goes after every run saved so far: versions only grow, and a step adds far fewer runs.
   let added = 0;
+  const runRow = (r: TestRun, ord: number): QueueRowChanges['runs'][number] => ({
+    id: r.id,
+    ord,
+    status: r.status,
+    test_branch: r.testBranch,
+    test_branch_sha: r.testBranchSha,
+    data: runRowJson(r, after.prs),
+  });
   for (const r of Object.values(after.runs)) {
     const was = before.runs[r.id];
     if (was === r) {
       // Unchanged, but its stored row may leave out a head that changes now: written again, whole.
-      if (moved.size > 0 && reliesOn(r, moved)) {
-        const { id, status, testBranch, testBranchSha } = r;
-        const data = runRowJson(r, after.prs);
-        runUpdates.push({
-          id,
-          ord: 0,
-          status,
-          test_branch: testBranch,
-          test_branch_sha: testBranchSha,
-          data,
-        });
-      }
+      if (moved.size > 0 && reliesOn(r, moved)) runUpdates.push(runRow(r, 0));
       continue;
     }
     changed.push(r);
-    const row = {
-      id: r.id,
-      ord: version * 1_000_000 + (was === undefined ? added++ : 0),
-      status: r.status,
-      test_branch: r.testBranch,
-      test_branch_sha: r.testBranchSha,
-      data: runRowJson(r, after.prs),
-    };
+    const row = runRow(r, version * 1_000_000 + (was === undefined ? added++ : 0));
     const same = was?.testBranch === r.testBranch && was.testBranchSha === r.testBranchSha;
     (same ? runUpdates : runs).push(row);
   }
