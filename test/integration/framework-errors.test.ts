@@ -107,6 +107,27 @@ describe('framework errors through a real server', () => {
     expect(expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE').message).toContain('2048 bytes');
   });
 
+  it('counts a chunked JSON body (no Content-Length) as it arrives: 413 past the limit', async () => {
+    const body = JSON.stringify({ repo: REPO, padding: 'x'.repeat(4000) });
+    const chunks = [body.slice(0, 1500), body.slice(1500, 3000), body.slice(3000)]
+      .map((c) => `${Buffer.byteLength(c).toString(16)}\r\n${c}\r\n`)
+      .join('');
+    const res = await rawRequest(
+      port,
+      [
+        'POST /v1/repositories/get HTTP/1.1',
+        'Host: 127.0.0.1',
+        'Connection: close',
+        'Transfer-Encoding: chunked',
+        'Content-Type: application/json',
+        `x-api-token: ${t.orgToken}`,
+        '',
+        `${chunks}0\r\n\r\n`,
+      ].join('\r\n'),
+    );
+    expect(expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE').message).toContain('2048 bytes');
+  });
+
   it('answers a body that is not JSON with 415 in the envelope', async () => {
     const res = await post(
       '/v1/repositories/get',
