@@ -127,8 +127,17 @@ function openSqlite(dataDir: string): Database {
   );
   const db = new Kysely<Tables>({ dialect: new MainlineSqliteDialect(driver) });
   // The reader sees every commit of another connection (the writer too) in its data_version.
+  // A closed reader is asked about only once the statement fails: `open` is a call into the addon,
+  // which cost a quarter as much as the pragma on every kept read.
   const dataVersion = reader.prepare('pragma data_version').pluck();
-  registerChangeStamp(db, () => (reader.open ? (dataVersion.get() as number) : undefined));
+  registerChangeStamp(db, () => {
+    try {
+      return dataVersion.get() as number;
+    } catch (error) {
+      if (reader.open) throw error;
+      return undefined;
+    }
+  });
   return {
     db,
     engine: 'sqlite',

@@ -152,7 +152,7 @@ export async function listUnhealthyTests(
   // Read once per request: the key, snapshot reuse and the page cache all use it.
   const version = await healthOf(ctx, repository.id);
   const { page_size: size, page_token: token } = body.page_query;
-  const key = [repository.id, body.status, size, version, shared.testUrlPrefix, token ?? ''].join('|');
+  const key = `${repository.id}|${body.status}|${size}|${version}|${shared.testUrlPrefix}|${token ?? ''}`;
   const make = async () => {
     const { rows, page, at } = await snapshotPaginate(
       ctx.db,
@@ -248,7 +248,8 @@ export async function testDetails(ctx: AppContext, caller: Caller, body: Scoped 
   const testId = body.test_id.toLowerCase();
   const version = await readVersionOf(ctx, repository.id);
   const prefix = recordLinks(links).testUrlPrefix;
-  const key = [repository.id, version, hourOf(now), prefix, testId].join('|');
+  // As Array.join would spell it (an absent version is empty): a template makes no array.
+  const key = `${repository.id}|${version ?? ''}|${hourOf(now)}|${prefix}|${testId}`;
   const make = async (): Promise<Made<{ test: DetailedRecord }>> => ({
     value: { test: await detailedRecord(ctx, await findTest(ctx, repository, testId), links, now) },
     until: Number.POSITIVE_INFINITY,

@@ -22,13 +22,36 @@ export interface RecordLinks {
   readonly testUrlPrefix: string;
 }
 
-export function recordLinks(links: LinkBase): RecordLinks {
-  const { publicUrl, orgSlug, repository } = links;
-  return {
-    repository: { html_url: repositoryHtmlUrl(publicUrl, orgSlug, repository) },
+function buildLinks(publicUrl: string, orgSlug: string, repository: Repository): RecordLinks {
+  // Frozen: records of many answers share them.
+  return Object.freeze({
+    repository: Object.freeze({ html_url: repositoryHtmlUrl(publicUrl, orgSlug, repository) }),
     // testHtmlUrl appends the id as it is, so the URL of the empty id is the prefix of every test's.
     testUrlPrefix: testHtmlUrl(publicUrl, orgSlug, repository, ''),
-  };
+  });
+}
+
+/** Links made for a repository object, with the public URL and organization slug they were made for. */
+interface MadeLinks {
+  readonly publicUrl: string;
+  readonly orgSlug: string;
+  readonly links: RecordLinks;
+}
+
+/**
+ * Links by repository object (a per-object WeakMap): the repository cache hands out one object per
+ * repository, whose host, owner and name never change, so its links are encoded once, not on every
+ * read (a kept read's key holds the test URL prefix). Remade when asked with another public URL or slug.
+ */
+const madeLinks = new WeakMap<Repository, MadeLinks>();
+
+export function recordLinks(links: LinkBase): RecordLinks {
+  const { publicUrl, orgSlug, repository } = links;
+  const made = madeLinks.get(repository);
+  if (made !== undefined && made.publicUrl === publicUrl && made.orgSlug === orgSlug) return made.links;
+  const fresh = buildLinks(publicUrl, orgSlug, repository);
+  madeLinks.set(repository, { publicUrl, orgSlug, links: fresh });
+  return fresh;
 }
 
 /**
