@@ -108,7 +108,10 @@ export async function ingestUpload(
   const variant = meta.variant ?? '';
   let afterCommit = () => {};
   const answer = await inTransaction(ctx.db, async (trx) => {
-    const { repository } = await ensureRepository(trx, caller, meta.repo, now);
+    // An existing repository (every upload but its first) is one read, not an insert that conflicts.
+    const repository =
+      (await findRepo(trx, caller.orgId, repoKey(meta.repo))) ??
+      (await ensureRepository(trx, caller, meta.repo, now)).repository;
     await lockRepositoryHealth(trx, repository.id);
     const again = await previousUpload(trx, caller, meta);
     if (again !== undefined) return again;

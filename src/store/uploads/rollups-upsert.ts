@@ -2,19 +2,17 @@
 // the failing-tests windows (store/dashboard/failing.ts) and the duration tables
 // (store/uploads/duration-writes.ts, which is handed it), one statement shape per engine.
 import { CompiledQuery, PostgresAdapter } from 'kysely';
-import { type Queryable, yieldToEventLoop } from '../../db/bulk.ts';
+import { type Queryable, sqliteInsert, yieldToEventLoop } from '../../db/bulk.ts';
 
 export type Column = readonly [name: string, pgType: string];
 
-// Statement texts by shape: module-level, as they are bounded by the code's own statements.
-const upsertTexts = new Map<string, string>();
-
 /**
  * Inserts rows (`values`: row after row, each in the order of `columns`, the first the repository's
- * id, the same in every row), adding to the row of a taken key as `set` says. No key may appear twice in one call
- * (PostgreSQL refuses to update a row twice in one statement). SQLite: multi-row statements whose
- * text is reused; PostgreSQL: the repository once, the other columns as `unnest`ed arrays, the
- * numbers' as one comma-separated text each (the driver's array parameters quote and escape every
+ * id, the same in every row), adding to the row of a taken key as `set` says. No key may appear twice
+ * in one call (PostgreSQL refuses to update a row twice in one statement). SQLite: multi-row
+ * statements whose text is reused, a column with one value in every row of a statement bound once
+ * (db/bulk.ts sqliteInsert); PostgreSQL: the repository once, the other columns as `unnest`ed arrays,
+ * the numbers' as one comma-separated text each (the driver's array parameters quote and escape every
  * element in JavaScript: ~45,000 of them for a 5,000-test upload).
  */
 export async function upsert(
@@ -60,16 +58,10 @@ export async function upsert(
     }
     return;
   }
+  const plain = columns.map(([c]) => c);
   for (let start = 0; start < count; start += 1000) {
     const n = Math.min(1000, count - start);
-    const cacheKey = `${table}|${n}`;
-    let text = upsertTexts.get(cacheKey);
-    if (text === undefined) {
-      const tuple = `(${columns.map(() => '?').join(',')})`;
-      text = `insert into "${table}" (${names}) values ${new Array(n).fill(tuple).join(',')}${conflict}`;
-      upsertTexts.set(cacheKey, text);
-    }
-    await db.executeQuery(CompiledQuery.raw(text, values.slice(start * width, (start + n) * width)));
+    await db.executeQuery(sqliteInsert(table, plain, conflict, values, start, n));
     await yieldToEventLoop();
   }
 }

@@ -62,7 +62,7 @@ function addFailureRows(db: Queryable, values: readonly unknown[]): Promise<void
 }
 
 /** Adds flat test_run_hours rows (RUN_COLUMNS in order) to the ones stored for their key. */
-function addRunRows(db: Queryable, values: readonly unknown[]): Promise<void> {
+export function addRunRows(db: Queryable, values: readonly unknown[]): Promise<void> {
   return upsert(db, 'test_run_hours', RUN_COLUMNS, 'repo_id, hour, ordinal', RUN_ADD, values);
 }
 
