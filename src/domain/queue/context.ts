@@ -76,7 +76,7 @@ export function writablePr(ctx: Ctx, e: PrEntry): PrEntry {
   if (ctx.owned.has(e)) return e;
   const copy: PrEntry = { ...e, history: [...e.history] };
   if (e.headChecks !== undefined) copy.headChecks = [...e.headChecks];
-  ctx.s.prs[String(e.number)] = copy;
+  ctx.s.prs[e.number] = copy;
   ctx.owned.add(copy);
   if (ctx.busyCache !== null) {
     const at = ctx.busyCache.entries.indexOf(e);
@@ -105,7 +105,7 @@ export function writableRun(ctx: Ctx, run: TestRun, unreferenced = false): TestR
 
 /** Record a PR entry the step created (its own to write). */
 export function addPr(ctx: Ctx, e: PrEntry): void {
-  ctx.s.prs[String(e.number)] = e;
+  ctx.s.prs[e.number] = e;
   ctx.owned.add(e);
   ctx.busyCache = null;
   ctx.busy.delete(e.number);

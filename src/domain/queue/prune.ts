@@ -8,71 +8,126 @@ export interface Pruned {
   runs: TestRun[];
 }
 
-/** Runs that a queued PR or a bisection still refers to. */
-function referencedRuns(s: QueueState): Set<string> {
-  const keep = new Set<string>();
-  for (const n of s.order) {
-    const e = s.prs[n];
-    if (e?.runId) keep.add(e.runId);
-    if (e?.proofRunId) keep.add(e.proofRunId);
-  }
-  for (const b of s.bisections) {
-    keep.add(b.parentRunId);
-    for (const node of b.nodes) if (node.runId) keep.add(node.runId);
-  }
-  return keep;
-}
-
 /**
  * Takes out of the state what no decision can read any more, so the state (read and written on every
  * event) stays the size of the live queue instead of its whole history: runs that
- * finished, whose test branch is deleted and that nothing refers to; then PRs that ended and that no
- * kept run contains and that are not among the merges since the oldest kept run's base.
- * Decision-neutral: the queue simulation gives identical results with and without it.
- * It walks the maps by value (the PR map is keyed by integers: walking keys would make a string of
- * each) and builds new ones only when something goes.
+ * finished, whose test branch is deleted and that nothing refers to (a PR in the order, a bisection);
+ * then PRs that ended and that no kept run contains and that are not among the merges since the oldest
+ * kept run's base. Decision-neutral: the queue simulation gives identical results with and without it.
+ * It runs after every event, so its cost follows what may go, not the queue: one walk of the PR map
+ * by value finds the ended PRs and the PRs referring to a droppable run (few), and only those are
+ * looked up in the order and the kept runs; a dropped PR leaves a native copy of the map, not a map
+ * rebuilt key by key. (Walking the integer-keyed PR map by key would make a string of each key.)
  */
 export function pruneHistory(s: QueueState): Pruned {
-  let keep: Set<string> | undefined;
-  const droppedRuns: TestRun[] = [];
-  for (const run of Object.values(s.runs)) {
+  const runList = Object.values(s.runs);
+  let droppable: Set<string> | undefined;
+  for (const run of runList) {
     const finished = run.status !== 'building' && run.status !== 'in_progress';
     if (!finished || !run.branchDeleted) continue;
-    keep ??= referencedRuns(s);
-    if (!keep.has(run.id)) droppedRuns.push(run);
+    droppable ??= new Set();
+    droppable.add(run.id);
   }
-  // Ended PRs are few: look for one before working out which are still needed.
-  let ended = false;
-  for (const e of Object.values(s.prs)) {
+  const entries = Object.values(s.prs);
+  // Mostly nothing can go (no droppable run, no ended PR): found by the cheapest walk.
+  if (droppable === undefined) {
+    let any = false;
+    for (const e of entries) {
+      if (isTerminal(e.state)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) return { state: s, prs: [], runs: [] };
+  }
+  // The ended PRs, in the map's order (ascending numbers), each until something is found to need it.
+  let ended: Map<number, PrEntry> | undefined;
+  let referring: PrEntry[] | undefined;
+  for (const e of entries) {
     if (isTerminal(e.state)) {
-      ended = true;
+      ended ??= new Map();
+      ended.set(e.number, e);
+    }
+    if (droppable === undefined) continue;
+    if ((e.runId && droppable.has(e.runId)) || (e.proofRunId && droppable.has(e.proofRunId))) {
+      referring ??= [];
+      referring.push(e);
+    }
+  }
+  if (droppable !== undefined) keepReferenced(s, droppable, referring);
+  const droppedRuns: TestRun[] = [];
+  if (droppable !== undefined && droppable.size > 0)
+    for (const run of runList) if (droppable.has(run.id)) droppedRuns.push(run);
+  if (ended === undefined && droppedRuns.length === 0) return { state: s, prs: [], runs: [] };
+  if (ended !== undefined) stillNeeded(s, ended, runList, droppable);
+  const droppedPrs = ended === undefined ? [] : [...ended.values()];
+  if (droppedRuns.length === 0 && droppedPrs.length === 0) return { state: s, prs: [], runs: [] };
+  let runs = s.runs;
+  if (droppedRuns.length > 0) {
+    // Rebuilt in the same order (run ids are not integers: the map's order is insertion order).
+    runs = {};
+    for (const run of runList) if (!droppable?.has(run.id)) runs[run.id] = run;
+  }
+  let prs = s.prs;
+  if (droppedPrs.length > 0) {
+    prs = { ...s.prs };
+    for (const e of droppedPrs) delete prs[e.number];
+  }
+  return { state: { ...s, runs, prs }, prs: droppedPrs, runs: droppedRuns };
+}
+
+/**
+ * Take out of `droppable` the runs still referred to: by a PR in the order (`referring`: the PRs whose
+ * run or proof is droppable, wherever they are) or by a bisection.
+ */
+function keepReferenced(
+  s: QueueState,
+  droppable: Set<string>,
+  referring: readonly PrEntry[] | undefined,
+): void {
+  for (const e of referring ?? []) {
+    if (!s.order.includes(e.number)) continue;
+    if (e.runId) droppable.delete(e.runId);
+    if (e.proofRunId) droppable.delete(e.proofRunId);
+  }
+  for (const b of s.bisections) {
+    droppable.delete(b.parentRunId);
+    for (const node of b.nodes) if (node.runId) droppable.delete(node.runId);
+  }
+}
+
+/**
+ * Take out of `ended` the PRs the queue still needs: those in the order or merging, those a kept run
+ * contains, and the merges since the oldest kept run's base (the first lineage entry that is a kept
+ * run's base). `dropped`: the ids of the runs that go.
+ */
+function stillNeeded(
+  s: QueueState,
+  ended: Map<number, PrEntry>,
+  runList: readonly TestRun[],
+  dropped: ReadonlySet<string> | undefined,
+): void {
+  // Ended PRs are out of the order (setPrState takes them out): a few searches, not a walk with lookups.
+  for (const n of [...ended.keys()]) if (s.order.includes(n)) ended.delete(n);
+  if (s.merging) ended.delete(s.merging.prNumber);
+  const bases = new Set<string>();
+  for (const run of runList) {
+    if (ended.size === 0) return;
+    if (dropped?.has(run.id)) continue;
+    bases.add(run.baseSha);
+    for (const h of run.prHeads) ended.delete(h.number);
+    for (const n of run.tested) ended.delete(n);
+  }
+  if (ended.size === 0) return;
+  let oldestBase = s.lineage.length;
+  for (let i = 0; i < s.lineage.length; i += 1) {
+    if (bases.has((s.lineage[i] as LineageEntry).sha)) {
+      oldestBase = i;
       break;
     }
   }
-  if (!ended && droppedRuns.length === 0) return { state: s, prs: [], runs: [] };
-  const dropped = new Set(droppedRuns);
-  const runs: QueueState['runs'] = {};
-  const needed = new Set<number>(s.order);
-  if (s.merging) needed.add(s.merging.prNumber);
-  let oldestBase = s.lineage.length;
-  for (const run of Object.values(s.runs)) {
-    if (dropped.has(run)) continue;
-    runs[run.id] = run;
-    for (const h of run.prHeads) needed.add(h.number);
-    for (const n of run.tested) needed.add(n);
-    const at = s.lineage.findIndex((l) => l.sha === run.baseSha);
-    if (at >= 0 && at < oldestBase) oldestBase = at;
-  }
   for (let i = oldestBase; i < s.lineage.length; i += 1) {
     const n = (s.lineage[i] as LineageEntry).prNumber;
-    if (n !== null) needed.add(n);
+    if (n !== null) ended.delete(n);
   }
-  const prs: QueueState['prs'] = {};
-  const droppedPrs: PrEntry[] = [];
-  for (const e of Object.values(s.prs)) {
-    if (!isTerminal(e.state) || needed.has(e.number)) prs[e.number] = e;
-    else droppedPrs.push(e);
-  }
-  if (droppedRuns.length === 0 && droppedPrs.length === 0) return { state: s, prs: [], runs: [] };
-  return { state: { ...s, runs, prs }, prs: droppedPrs, runs: droppedRuns };
 }

@@ -15,9 +15,14 @@ export function invalidateStale(ctx: Ctx): boolean {
   const ids = new Set<string>();
   const asideOn = new Set<string>();
   const { entries, end } = busyOrdered(ctx);
+  // The PRs of a batch are next to each other and wait on the same run in the same state: the same
+  // answer, looked up once.
+  let last: PrEntry | undefined;
   for (const e of entries) {
-    if (e.runId !== null) (isAside(ctx.s, e) ? asideOn : ids).add(e.runId);
+    const same = last !== undefined && e.runId === last.runId && e.state === last.state;
+    if (e.runId !== null && !same) (isAside(ctx.s, e) ? asideOn : ids).add(e.runId);
     if (e.proofRunId !== null) ids.add(e.proofRunId);
+    last = e;
   }
   if (ids.size === 0 && asideOn.size === 0) return false;
   let changed = false;

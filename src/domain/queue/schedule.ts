@@ -163,8 +163,11 @@ function preempt(ctx: Ctx, urgent: number): boolean {
 export function cleanupRuns(ctx: Ctx): boolean {
   const { s } = ctx;
   const needed = new Set<string>();
+  // (The PRs of a batch are next to each other: their run is added once.)
+  let lastRun: string | null = null;
   for (const e of busyOrdered(ctx).entries) {
-    if (e.runId) needed.add(e.runId);
+    if (e.runId && e.runId !== lastRun) needed.add(e.runId);
+    lastRun = e.runId;
     if (e.proofRunId) needed.add(e.proofRunId);
   }
   for (const b of s.bisections) for (const node of b.nodes) if (node.runId) needed.add(node.runId);

@@ -123,7 +123,7 @@ function compactReports(actions: QueueAction[], before: QueueState): QueueAction
   return actions.filter((a) => {
     if (a.type !== 'report_pr_state') return true;
     if (last.get(a.prNumber) !== a) return false;
-    const prev = before.prs[String(a.prNumber)];
+    const prev = before.prs[a.prNumber];
     const prevRun = prev ? (prev.runId ?? prev.proofRunId) : null;
     return !(prev && prev.state === a.state && prevRun === a.runId && prev.headSha === a.headSha);
   });
