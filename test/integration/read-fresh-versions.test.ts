@@ -30,6 +30,27 @@ function gate(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/**
+ * Holds the rows of the next statement matching `pattern` on `database` until `release` resolves: it
+ * runs (its snapshot taken) at once, `ran` resolves when it has.
+ */
+function holdNext(database: Database, pattern: RegExp) {
+  const executor = database.db.getExecutor();
+  const original = executor.executeQuery.bind(executor);
+  const ran = gate();
+  const release = gate();
+  let holding = true;
+  const spy = vi.spyOn(executor, 'executeQuery').mockImplementation(async (query: CompiledQuery, id) => {
+    if (!holding || !pattern.test(query.sql)) return original(query, id);
+    holding = false;
+    const result = await original(query, id);
+    ran.resolve();
+    await release.promise;
+    return result;
+  });
+  return { ran, release, spy };
+}
+
 describe('kept reads coalesce version statements without missing a commit', () => {
   const t = useTestApp();
   /** Another server on the same database: its own connection, its own caches. */
@@ -92,19 +113,7 @@ describe('kept reads coalesce version statements without missing a commit', () =
     expect(created.statusCode, created.body).toBe(200);
 
     // The next version statement runs (its snapshot taken) but its rows are held back until released.
-    const executor = t.db.database.db.getExecutor();
-    const original = executor.executeQuery.bind(executor);
-    const ran = gate();
-    const release = gate();
-    let holding = true;
-    const spy = vi.spyOn(executor, 'executeQuery').mockImplementation(async (query: CompiledQuery, id) => {
-      if (!holding || !VERSION_SQL.test(query.sql)) return original(query, id);
-      holding = false;
-      const result = await original(query, id);
-      ran.resolve();
-      await release.promise;
-      return result;
-    });
+    const { ran, release, spy } = holdNext(t.db.database, VERSION_SQL);
     // Counts the kept reads' version asks, to know when the later reads have arrived.
     const get = vi.spyOn(t.caches.unchanged, 'get');
     const asked = () => get.mock.calls.filter(([, key]) => key.startsWith('read|')).length;
@@ -161,19 +170,7 @@ describe('kept reads coalesce version statements without missing a commit', () =
         body: JSON.stringify({ ...scope, repo: { ...REPO, name } }),
       }).then(async (res) => ({ status: res.status, body: (await res.json()) as Json }));
     // The first read of the missing repository runs but its rows are held back until released.
-    const executor = t.db.database.db.getExecutor();
-    const original = executor.executeQuery.bind(executor);
-    const ran = gate();
-    const release = gate();
-    let holding = true;
-    const spy = vi.spyOn(executor, 'executeQuery').mockImplementation(async (query: CompiledQuery, id) => {
-      if (!holding || !/from "repositories"/.test(query.sql)) return original(query, id);
-      holding = false;
-      const result = await original(query, id);
-      ran.resolve();
-      await release.promise;
-      return result;
-    });
+    const { ran, release, spy } = holdNext(t.db.database, /from "repositories"/);
     const get = vi.spyOn(t.caches.answers.repositorySettings, 'get');
     try {
       const first = ask('nowhere');
