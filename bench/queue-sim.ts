@@ -650,7 +650,16 @@ export interface CostSetup {
   name: string;
   settings: Partial<QueueSettings>;
   targets: number;
+  /**
+   * PR numbers as a busy forge hands them out (40,007, 40,014, …) instead of 1..n: V8 keeps an object
+   * with sparse integer keys as a dictionary, so copying and walking the state's PR map costs ~100×
+   * more than for dense numbers (issue 26: a shape the dense bench did not show).
+   */
+  sparse?: boolean;
 }
+
+/** The PR number of the n-th PR submitted in a setup. */
+const prNumberOf = (setup: CostSetup, n: number): number => (setup.sparse ? 40_000 + 7 * n : n);
 
 export const COST_SETUPS: CostSetup[] = [
   {
@@ -674,6 +683,25 @@ export const COST_SETUPS: CostSetup[] = [
     name: 'parallel, 4 targets, concurrency 25',
     settings: { mode: 'parallel', concurrency: 25, directMergeMode: 'off' },
     targets: 4,
+  },
+  {
+    name: 'single, concurrency 25, PR numbers 40,007 + 7n',
+    settings: { mode: 'single', concurrency: 25, directMergeMode: 'off' },
+    targets: 0,
+    sparse: true,
+  },
+  {
+    name: 'batching 4, concurrency 25, PR numbers 40,007 + 7n',
+    settings: {
+      mode: 'single',
+      concurrency: 25,
+      directMergeMode: 'off',
+      batch: true,
+      batchingMinSize: 4,
+      optimizationMode: 'bisection_skip_redundant_tests',
+    },
+    targets: 0,
+    sparse: true,
   },
 ];
 
@@ -727,10 +755,15 @@ function buildQueued(setup: CostSetup, count: number, now: number): QueueState {
   });
   s = drive(s, { type: 'required_statuses_discovered', branchProtection: [REQUIRED_CHECK] }, now);
   for (let n = 1; n <= count; n += 1) {
-    s = drive(s, submitEvent(n), now);
+    const number = prNumberOf(setup, n);
+    s = drive(s, submitEvent(number), now);
     if (setup.targets > 0) {
       const targets = [`t${n % setup.targets}`];
-      s = drive(s, { type: 'impacted_targets_set', prNumber: n, headSha: `pr${n}-head`, targets }, now);
+      s = drive(
+        s,
+        { type: 'impacted_targets_set', prNumber: number, headSha: `pr${number}-head`, targets },
+        now,
+      );
     }
   }
   return s;
@@ -794,20 +827,21 @@ export function costCases(setup: CostSetup, count: number, now: number): [string
   const merging = step(s, pass, now).state;
   const cases: [string, QueueState, QueueEvent][] = [
     ['tick', s, { type: 'tick' }],
-    ['pr_submitted', s, submitEvent(count + 1)],
+    ['pr_submitted', s, submitEvent(prNumberOf(setup, count + 1))],
     ['ci_reported (head passes)', s, pass],
     ['ci_reported (head fails)', s, fail],
     ['merge_succeeded (head)', merging, { type: 'merge_succeeded', prNumber: head, newTargetSha: 'main-1' }],
   ];
   if (setup.targets > 0) {
-    const submitted = drive(s, submitEvent(count + 1), now);
+    const next = prNumberOf(setup, count + 1);
+    const submitted = drive(s, submitEvent(next), now);
     cases.push([
       'impacted_targets_set',
       submitted,
       {
         type: 'impacted_targets_set',
-        prNumber: count + 1,
-        headSha: `pr${count + 1}-head`,
+        prNumber: next,
+        headSha: `pr${next}-head`,
         targets: ['t1'],
       },
     ]);
