@@ -661,45 +661,26 @@ export interface CostSetup {
 /** The PR number of the n-th PR submitted in a setup. */
 const prNumberOf = (setup: CostSetup, n: number): number => (setup.sparse ? 40_000 + 7 * n : n);
 
+const SINGLE_25: Partial<QueueSettings> = { mode: 'single', concurrency: 25, directMergeMode: 'off' };
+const BATCHING_4_25: Partial<QueueSettings> = {
+  ...SINGLE_25,
+  batch: true,
+  batchingMinSize: 4,
+  optimizationMode: 'bisection_skip_redundant_tests',
+};
+
 export const COST_SETUPS: CostSetup[] = [
-  {
-    name: 'single, concurrency 25',
-    settings: { mode: 'single', concurrency: 25, directMergeMode: 'off' },
-    targets: 0,
-  },
-  {
-    name: 'batching 4, concurrency 25',
-    settings: {
-      mode: 'single',
-      concurrency: 25,
-      directMergeMode: 'off',
-      batch: true,
-      batchingMinSize: 4,
-      optimizationMode: 'bisection_skip_redundant_tests',
-    },
-    targets: 0,
-  },
+  { name: 'single, concurrency 25', settings: SINGLE_25, targets: 0 },
+  { name: 'batching 4, concurrency 25', settings: BATCHING_4_25, targets: 0 },
   {
     name: 'parallel, 4 targets, concurrency 25',
     settings: { mode: 'parallel', concurrency: 25, directMergeMode: 'off' },
     targets: 4,
   },
-  {
-    name: 'single, concurrency 25, PR numbers 40,007 + 7n',
-    settings: { mode: 'single', concurrency: 25, directMergeMode: 'off' },
-    targets: 0,
-    sparse: true,
-  },
+  { name: 'single, concurrency 25, PR numbers 40,007 + 7n', settings: SINGLE_25, targets: 0, sparse: true },
   {
     name: 'batching 4, concurrency 25, PR numbers 40,007 + 7n',
-    settings: {
-      mode: 'single',
-      concurrency: 25,
-      directMergeMode: 'off',
-      batch: true,
-      batchingMinSize: 4,
-      optimizationMode: 'bisection_skip_redundant_tests',
-    },
+    settings: BATCHING_4_25,
     targets: 0,
     sparse: true,
   },
