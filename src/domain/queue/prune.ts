@@ -28,17 +28,6 @@ export function pruneHistory(s: QueueState): Pruned {
     droppable.add(run.id);
   }
   const entries = Object.values(s.prs);
-  // Mostly nothing can go (no droppable run, no ended PR): found by the cheapest walk.
-  if (droppable === undefined) {
-    let any = false;
-    for (const e of entries) {
-      if (isTerminal(e.state)) {
-        any = true;
-        break;
-      }
-    }
-    if (!any) return { state: s, prs: [], runs: [] };
-  }
   // The ended PRs, in the map's order (ascending numbers), each until something is found to need it.
   let ended: Map<number, PrEntry> | undefined;
   let referring: PrEntry[] | undefined;
