@@ -1,6 +1,7 @@
-// getQueue with N PRs queued (BENCH_GETQUEUE_PRS, default 1000), one request at a time over loopback HTTP,
-// on the plain-git forge, the GitHub forge and the GitLab forge (their simulators), each queue with its
-// flake protection unset so every getQueue asks the forge for `.mainline.yaml`'s setting (the path issue 26
+// getQueue with N PRs queued (BENCH_GETQUEUE_PRS, default 1000; numbered 40,007 + 7n as a forge would),
+// one request at a time over loopback HTTP, on the plain-git forge, the GitHub forge and the GitLab forge
+// (their simulators), each queue with its flake protection unset so every getQueue asks the forge for
+// `.mainline.yaml`'s setting (the path issue 26
 // measured). MAINLINE_KEPT_QUEUES and MAINLINE_FORGE_SETTINGS_CACHE, when set, reach the app (0: an A/B
 // without the kept answers or the forge settings memo).
 // The queues are created through the API; their PRs are submitted to the engine through applyEvent (the
@@ -132,7 +133,10 @@ async function seed(repo: typeof GIT_REPO): Promise<void> {
     .select('merge_queues.id')
     .where('repositories.name', '=', repo.name)
     .executeTakeFirstOrThrow();
-  for (let n = 1; n <= PRS; n++) {
+  for (let i = 1; i <= PRS; i++) {
+    // Numbered as a forge hands them out (a busy repository's PRs, interleaved with its issues), not
+    // 1..n: V8 keeps an object keyed by such numbers as a dictionary (lib/int-map.ts).
+    const n = 40_000 + 7 * i;
     const pr = {
       number: n,
       title: `Change ${n}`,

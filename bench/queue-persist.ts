@@ -19,12 +19,15 @@ import { QueueStateCache } from '../src/app/queue/state-cache.ts';
 import { QueueStepListeners } from '../src/app/queue/step-listeners.ts';
 import {
   createQueueState,
+  type PrEntry,
   pruneHistory,
   type QueueAction,
   type QueueEvent,
   type QueueState,
+  queueStateFromJson,
   step,
 } from '../src/domain/queue/index.ts';
+import { IntMap } from '../src/lib/int-map.ts';
 import { archive } from '../src/store/queue/archive.ts';
 import { insertActions, saveQueueState } from '../src/store/queue/queues.ts';
 import type { Tables } from '../src/store/schema.ts';
@@ -102,7 +105,7 @@ async function wholeRowApply(db: Kysely<Tables>, queueId: string, event: QueueEv
     }`;
     const row = (await locked.execute(trx)).rows[0];
     if (row === undefined) throw new Error('no whole-state row');
-    const before = JSON.parse(row.state) as QueueState;
+    const before = queueStateFromJson(row.state);
     const stepped = step(before, event, now);
     const pruned = pruneHistory(stepped.state);
     await sql`update bench_whole_state set state = ${JSON.stringify(pruned.state)}, version = ${row.version + 1} where id = ${queueId} and version = ${row.version}`.execute(
@@ -145,11 +148,11 @@ try {
   const now = T0 + 60_000;
   const built0 = performance.now();
   const start = queued(PRS);
-  const testing = Object.values(start.prs).filter((e) => e.state === 'testing').length;
+  const testing = start.prs.values().filter((e) => e.state === 'testing').length;
   const buildMs = Math.round(performance.now() - built0);
 
   const queueId = 'queue';
-  const empty = { ...start, prs: {}, runs: {} };
+  const empty = { ...start, prs: new IntMap<PrEntry>(), runs: {} };
   for (const target of [db, wholeDb.database.db]) {
     await target.insertInto('organizations').values({ id: 'org', slug: 'acme', created_at: T0 }).execute();
     await target
@@ -274,7 +277,7 @@ try {
     const held = cache.get(queueId, version);
     if (held === undefined) throw new Error('bench: no state held for the current version');
     const head = held.order[0];
-    const runId = head === undefined ? null : (held.prs[String(head)]?.runId ?? null);
+    const runId = head === undefined ? null : (held.prs.get(head)?.runId ?? null);
     if (head === undefined || runId === null) throw new Error('bench: the head PR is not testing');
     const fails = r % 5 === 4;
     const reported = await timed(fails ? 'ci_reported (head fails)' : 'ci_reported (head passes)', {

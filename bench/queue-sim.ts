@@ -451,7 +451,7 @@ export class QueueSim {
   private checkSafety(n: number): void {
     const p = this.prs.get(n);
     if (p?.bad) this.badMerged += 1;
-    const entry = this.state.prs[String(n)];
+    const entry = this.state.prs.get(n);
     const run = entry?.proofRunId ? this.state.runs[entry.proofRunId] : undefined;
     const baseAt = run ? this.history.findIndex((h) => h.sha === run.baseSha) : -1;
     if (run?.status !== 'succeeded' || baseAt < 0) {
@@ -509,7 +509,7 @@ export class QueueSim {
     let n = 0;
     for (const b of this.state.bisections)
       for (const x of b.nodes[0]?.prs ?? []) {
-        const e = this.state.prs[x];
+        const e = this.state.prs.get(x);
         const run = e?.runId ? this.state.runs[e.runId] : undefined;
         if (
           e?.state === 'testing' &&
@@ -627,7 +627,7 @@ export class QueueSim {
       stall,
       events: this.events,
       stepMicros: this.events > 0 ? Number(this.stepNanos / BigInt(this.events)) / 1000 : 0,
-      statePrs: Object.keys(this.state.prs).length,
+      statePrs: this.state.prs.size,
       stateRuns: Object.keys(this.state.runs).length,
       stateKiB: Math.round(JSON.stringify(this.state).length / 1024),
     };
@@ -784,7 +784,7 @@ function timeStep(
 
 function headRun(s: QueueState): string {
   const first = s.order[0];
-  const id = first === undefined ? null : s.prs[String(first)]?.runId;
+  const id = first === undefined ? null : s.prs.get(first)?.runId;
   if (!id) throw new Error('cost bench: the head PR is not testing');
   return id;
 }
@@ -837,7 +837,7 @@ export function measureEngineCost(count: number, iterations: number, log: (l: st
     const built = performance.now();
     const cases = costCases(setup, count, now);
     const s = (cases[0] as [string, QueueState, QueueEvent])[1];
-    const testing = Object.values(s.prs).filter((e) => e.state === 'testing').length;
+    const testing = s.prs.values().filter((e) => e.state === 'testing').length;
     log(
       `  cost: ${setup.name}: ${count} PRs queued (${testing} testing) in ${Math.round(performance.now() - built)} ms`,
     );

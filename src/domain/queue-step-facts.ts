@@ -42,8 +42,8 @@ export function queueStepFacts(before: QueueState, after: QueueState, now: numbe
   let submitted = 0;
   const firstTestingWaitMs: number[] = [];
   const left: PrLeft[] = [];
-  for (const e of Object.values(after.prs)) {
-    const was = before.prs[String(e.number)];
+  for (const e of after.prs.values()) {
+    const was = before.prs.get(e.number);
     const fresh = was === undefined || was.id !== e.id;
     if (fresh) submitted++;
     // The history entries this step added: all of a new submission's, else those after the earlier ones.

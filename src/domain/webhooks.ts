@@ -65,14 +65,14 @@ export function finishedPrs(
   // One pass over every entry (the state keeps no index of what a step changed): the time first, a
   // number compare that rules out nearly all of them.
   const candidates: (PrEntry & { state: FinishedState })[] = [];
-  for (const e of Object.values(after.prs)) {
+  for (const e of after.prs.values()) {
     if (e.stateChangedAt === now && (e.state === 'merged' || e.state === 'failed'))
       candidates.push(e as PrEntry & { state: FinishedState });
   }
   if (candidates.length === 0) return [];
   const previous = before().prs;
   return candidates.filter((e) => {
-    const was = previous[String(e.number)];
+    const was = previous.get(e.number);
     return was === undefined || was.id !== e.id || was.state !== e.state;
   });
 }

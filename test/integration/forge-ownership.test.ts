@@ -19,7 +19,7 @@ const GITLAB = { host: 'gitlab.example.com', owner, name };
 /** The queue state of an organization's repository, read from the database (the API may refuse it). */
 async function queuedPrs(s: GitHubScenario, orgSlug: string): Promise<number[]> {
   const id = await queueId(s.t, orgSlug);
-  return Object.keys((await storedQueueState(s.t.db.database.db, id)).prs).map(Number);
+  return (await storedQueueState(s.t.db.database.db, id)).prs.keys();
 }
 
 describe('forge ownership: an organization acts only on the GitHub accounts it was granted', () => {

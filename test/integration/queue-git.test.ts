@@ -250,7 +250,7 @@ describe('the merge queue on a real git repository', () => {
     await s.settle();
     expect(s.history().slice(0, 3)).toEqual(['Change 3 (#3)', 'Change 2 (#2)', 'Change 1 (#1)']);
     const live = await storedQueueState(s.t.db.database.db);
-    expect(Object.keys(live.prs)).toEqual([]);
+    expect(live.prs.keys()).toEqual([]);
     expect(Object.keys(live.runs)).toEqual([]);
     expect(await s.pr(1)).toMatchObject({ state: 'merged', prTitle: 'Change 1' });
     const details = await testingDetails(s, REPO, runs[0]!.id);

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/app/caches.ts';
 import { applyEvent, queueStateOf, rowChanges } from '../../src/app/queue/apply.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import type { QueueEvent, QueueState } from '../../src/domain/queue/index.ts';
+import { type QueueEvent, type QueueState, queueStateFromJson } from '../../src/domain/queue/index.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import {
   findQueueById,
@@ -49,7 +49,7 @@ async function expectRowsMatchHeld(s: GitScenario): Promise<void> {
   const stored = await storedQueueState(s.t.db.database.db);
   expect(stored).toEqual(held);
   expect(Object.keys(stored)).toEqual(Object.keys(held));
-  expect(Object.keys(stored.prs)).toEqual(Object.keys(held.prs));
+  expect(stored.prs.keys()).toEqual(held.prs.keys());
   expect(Object.keys(stored.runs)).toEqual(Object.keys(held.runs));
 }
 
@@ -112,7 +112,7 @@ describe('queue state stored row by row', () => {
     const db = s.t.db.database.db;
     const live = await storedQueueState(db);
     const prRows = await queuePrRows(s.t);
-    expect(prRows.map((r) => String(r.number)).sort()).toEqual(Object.keys(live.prs).sort());
+    expect(prRows.map((r) => String(r.number)).sort()).toEqual(live.prs.keys().map(String).sort());
     expect((await storedQueueRuns(s.t)).length).toBe(Object.keys(live.runs).length);
   }, 300_000);
 
@@ -157,7 +157,7 @@ describe('queue state stored row by row', () => {
     try {
       const state = await queueStateOf({ db: other.db, caches: createCaches(s.t.config) }, old);
       // The header counts submissions (nextSeq): an old header with the new rows would differ here.
-      expect(Object.keys(state.prs)).toEqual(['7', '8']);
+      expect(state.prs.keys()).toEqual([7, 8]);
       expect(state).toEqual(await storedQueueState(db));
     } finally {
       await other.close();
@@ -175,7 +175,7 @@ describe('queue state stored row by row', () => {
       s.clock,
     );
     expect(() => {
-      (stepped.state.prs['7'] as { title: string }).title = 'changed';
+      (stepped.state.prs.get(7) as { title: string }).title = 'changed';
     }).toThrow(TypeError);
     expect((await s.queue()).enqueuedPullRequests).toHaveLength(1);
     const row = await findQueueById(db, id);
@@ -183,7 +183,7 @@ describe('queue state stored row by row', () => {
     const read = await queueStateOf({ db, caches: s.t.caches }, row);
     expect(() => read.order.push(99)).toThrow(TypeError);
     expect(() => {
-      (read.prs['7']?.history as unknown[]).length = 0;
+      (read.prs.get(7)?.history as unknown[]).length = 0;
     }).toThrow(TypeError);
     expect(() => {
       (read.settings as { concurrency: number }).concurrency = 99;
@@ -214,7 +214,7 @@ describe('queue state stored row by row', () => {
     const down = await migrator.migrateTo('0021_run_hours_by_test');
     expect(down.error).toBeUndefined();
     const whole = await sql<{ state: string }>`select state from merge_queues`.execute(db);
-    const state = JSON.parse(whole.rows[0]?.state ?? '{}') as QueueState;
+    const state = queueStateFromJson(whole.rows[0]?.state ?? '{}');
     expect(state).toEqual(stored);
     expect(Object.keys(state.runs)).toEqual(Object.keys(stored.runs));
     const up = await migrator.migrateToLatest();
@@ -241,7 +241,7 @@ describe('queue state stored row by row', () => {
     for (const n of [7, 8, 9])
       await apply({ type: 'pr_submitted', pr: snapshot(n), checks: [{ name: 'ci', outcome: 'passed' }] });
     let state = await expectColumnsTrue(scenario);
-    const runOf = (n: number) => state.prs[String(n)]?.runId ?? '';
+    const runOf = (n: number) => state.prs.get(n)?.runId ?? '';
     const first = runOf(7);
     expect(first).not.toBe('');
     // The test branch is built: the run's commit (an indexed column) changes.
@@ -260,7 +260,7 @@ describe('queue state stored row by row', () => {
     await apply({ type: 'pr_head_updated', prNumber: 7, headSha: sha(0x77) });
     state = await expectColumnsTrue(scenario);
     expect((await livePrsAtHead(db, [id], sha(0x77))).map((r) => r.queue_id)).toEqual(
-      state.prs['7'] === undefined ? [] : [id],
+      state.prs.has(7) ? [id] : [],
     );
     expect(await livePrsAtHead(db, [id], sha(7))).toEqual([]);
     // A failure ends PR 8's submission and restarts what was behind it.
@@ -274,9 +274,9 @@ describe('queue state stored row by row', () => {
     const held = await expectColumnsTrue(scenario);
     // An entry whose head changed in place (a resubmission over an entry still held) writes its head too.
     const row = await findQueueById(db, id);
-    const entry = Object.values(held.prs)[0];
+    const entry = held.prs.values()[0];
     if (row === undefined || entry === undefined) throw new Error('no queue or no entry');
-    const moved = { ...held, prs: { ...held.prs, [entry.number]: { ...entry, headSha: sha(0x99) } } };
+    const moved = { ...held, prs: held.prs.copy().set(entry.number, { ...entry, headSha: sha(0x99) }) };
     const patch = { header: row.header, wake_at: row.wake_at, updated_at: row.updated_at };
     expect(await saveQueueState(db, id, row.version, patch, rowChanges(held, moved, row.version + 1))).toBe(
       true,

@@ -65,7 +65,7 @@ export interface RepoOverview {
  * after it ends, so one archived since then ended about then or later).
  */
 async function mergedSince(ctx: AppContext, queueId: string, state: QueueState, since: number) {
-  const live = Object.values(state.prs).filter((e) => e.state === 'merged' && e.stateChangedAt >= since);
+  const live = state.prs.values().filter((e) => e.state === 'merged' && e.stateChangedAt >= since);
   const ids = new Set(live.map((e) => e.id));
   return ids.size + (await countArchivedSince(ctx.db, queueId, 'merged', since));
 }

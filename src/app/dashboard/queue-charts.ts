@@ -186,7 +186,7 @@ export async function queueChartRows(
     const judged = await judgedSince(ctx.db, queueId, since);
     // An entry may be both live and archived for a moment: keep one (by submission or run id).
     const prs = new Map<string, FinishedPr>();
-    for (const e of Object.values(state.prs)) if (isTerminal(e.state)) prs.set(e.id, e);
+    for (const e of state.prs.values()) if (isTerminal(e.state)) prs.set(e.id, e);
     for (const e of archivedPrs) prs.set(e.id, e);
     const runs = new Map<string, FinishedRun>();
     for (const r of Object.values(state.runs)) {

@@ -125,7 +125,7 @@ export async function queuePage(
   const runs = [...live, ...archivedRuns.filter((r) => !liveIds.has(r.run.id))]
     .sort((a, b) => b.run.createdAt - a.run.createdAt)
     .slice(0, RECENT + live.length);
-  const finishedLive = Object.values(state.prs).filter((e) => isTerminal(e.state));
+  const finishedLive = state.prs.values().filter((e) => isTerminal(e.state));
   const archivedPrs = (await recentArchived(ctx.db, queue.row.id, 'pr', RECENT)).map(
     (r) => JSON.parse(r.data) as PrEntry,
   );

@@ -120,13 +120,23 @@ function stepChanges(
   version: number,
 ): { rows: QueueRowChanges; changed: (PrEntry | TestRun)[] } {
   const changed: (PrEntry | TestRun)[] = [];
-  // By value, not by key: the PR map is keyed by integers, and a for-in would make a string of each.
   const prs: QueueRowChanges['prs'][number][] = [];
   const prUpdates: QueueRowChanges['prs'][number][] = [];
   /** PRs whose stored head changes or whose entry goes: runs stored without heads may rely on them. */
   const moved = new Set<number>();
-  for (const e of Object.values(after.prs)) {
-    const was = before.prs[e.number];
+  const deletedPrs: number[] = [];
+  // Both maps in ascending order side by side: one walk, no lookups.
+  const a = after.prs;
+  const b = before.prs;
+  let j = 0;
+  for (let i = 0; i < a.size; i += 1) {
+    const n = a.keyAt(i);
+    for (; j < b.size && b.keyAt(j) < n; j += 1) {
+      deletedPrs.push(b.keyAt(j));
+      moved.add(b.keyAt(j));
+    }
+    const e = a.valueAt(i);
+    const was = j < b.size && b.keyAt(j) === n ? b.valueAt(j++) : undefined;
     if (was === e) continue;
     changed.push(e);
     const row = { number: e.number, state: e.state, head_sha: e.headSha, data: JSON.stringify(e) };
@@ -136,11 +146,9 @@ function stepChanges(
       if (was !== undefined) moved.add(e.number);
     }
   }
-  const deletedPrs: number[] = [];
-  for (const e of Object.values(before.prs)) {
-    if (after.prs[e.number] !== undefined) continue;
-    deletedPrs.push(e.number);
-    moved.add(e.number);
+  for (; j < b.size; j += 1) {
+    deletedPrs.push(b.keyAt(j));
+    moved.add(b.keyAt(j));
   }
   const runs: QueueRowChanges['runs'][number][] = [];
   const runUpdates: QueueRowChanges['runs'][number][] = [];
@@ -177,7 +185,7 @@ function stepChanges(
  */
 function freezeStepped(state: QueueState, changed: readonly (PrEntry | TestRun)[]): QueueState {
   for (const part of changed) deepFreeze(part);
-  Object.freeze(state.prs);
+  state.prs.freeze();
   Object.freeze(state.runs);
   return deepFreeze(state);
 }

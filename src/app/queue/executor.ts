@@ -143,9 +143,9 @@ export class QueueExecutor {
     }
     // The PR being merged is left to its merge action: after a crash the forge may already call it
     // merged, and the repeated (idempotent) merge reports that, rather than a spurious cancel first.
-    const watched = Object.values(state.prs).filter(
-      (entry) => !isTerminal(entry.state) && state.merging?.prNumber !== entry.number,
-    );
+    const watched = state.prs
+      .values()
+      .filter((entry) => !isTerminal(entry.state) && state.merging?.prNumber !== entry.number);
     // All at once where the forge can (one git process for every head), else one by one.
     const read = await pullRequestsOf(
       this.#forge,
@@ -277,7 +277,7 @@ export class QueueExecutor {
   ): Promise<string | undefined> {
     const state = (await this.#current(queueId))?.state;
     const waitMs = (state?.settings.testingTimeoutMinutes ?? 300) * 60_000;
-    const entry = state?.prs[String(action.prNumber)];
+    const entry = state?.prs.get(action.prNumber);
     // A waiting merge is asked a last time (the forge withdraws its request unless it can merge now)
     // once it has waited too long, or once the PR was cancelled meanwhile (`/mainline cancel`).
     const cancelled = entry !== undefined && entry.state === 'cancelled';

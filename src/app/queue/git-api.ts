@@ -112,7 +112,7 @@ export async function deliverStatuses(
   if (statuses.length === 0) return;
   for (const row of await listQueues(ctx.db, [repo.id])) {
     const state = await queueStateOf(ctx, row);
-    const heads = Object.values(state.prs).filter((e) => e.headSha === sha && !isTerminal(e.state));
+    const heads = state.prs.values().filter((e) => e.headSha === sha && !isTerminal(e.state));
     for (const e of heads) {
       const event = {
         type: 'pr_checks_reported' as const,

@@ -115,7 +115,7 @@ export async function listPullRequests(
     if (batch.length < size || last === undefined || archived.length > take) break;
     from = last.seq;
   }
-  const matching = [...Object.values(state.prs).filter(matches), ...archived].sort((a, b) => a.seq - b.seq);
+  const matching = [...state.prs.values().filter(matches), ...archived].sort((a, b) => a.seq - b.seq);
   const page = matching.slice(0, take);
   const last = page.at(-1);
   return {
@@ -131,11 +131,11 @@ const ARCHIVE_BATCH = 5_000;
 async function archivedDetails(ctx: AppContext, queueId: string, state: QueueState, runId: string) {
   const run = await archivedRun(ctx.db, queueId, runId);
   if (run === undefined) return undefined;
-  const prs = { ...state.prs };
+  const prs = state.prs.copy();
   // The tested PRs no longer live, in one statement.
-  const gone = run.tested.filter((n) => prs[String(n)] === undefined);
+  const gone = run.tested.filter((n) => !prs.has(n));
   for (const [n, e] of gone.length === 0 ? [] : await archivedPrsByNumber(ctx.db, queueId, gone))
-    prs[String(n)] = e;
+    prs.set(n, e);
   return getTestingDetails({ ...state, prs, runs: { ...state.runs, [runId]: run } }, runId);
 }
 
@@ -200,7 +200,7 @@ const promEscape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').
 function queueLines(repo: string, s: QueueState, archived: ReadonlyMap<string, number>): string[] {
   const l = (name: string, extra: string, value: number) =>
     `${name}{repo="${promEscape(repo)}",branch="${promEscape(s.branch)}"${extra}} ${value}`;
-  const entries = Object.values(s.prs);
+  const entries = s.prs.values();
   const count = (pred: (e: PrEntry) => boolean) => entries.filter(pred).length;
   const runs = Object.values(s.runs);
   return [

@@ -1,4 +1,5 @@
 import type { PrEntry, PrHead, QueueAction, QueueState, TestRun } from '../../domain/queue/index.ts';
+import { IntMap } from '../../lib/int-map.ts';
 
 // How a queue's runs and outbox actions are written as JSON (queue_runs.data, queue_actions.action).
 // A run's heads (one per PR merged into its test branch: the PRs ahead of it, then its own) are the
@@ -24,7 +25,7 @@ function headsAreEntries(r: TestRun, prs: QueueState['prs']): boolean {
   for (let i = 0; i < heads.length; i += 1) {
     const h = heads[i] as PrHead;
     const n = i < deps.length ? deps[i] : r.tested[i - deps.length];
-    if (h.number !== n || prs[h.number]?.headSha !== h.sha) return false;
+    if (h.number !== n || prs.get(h.number)?.headSha !== h.sha) return false;
   }
   return true;
 }
@@ -49,7 +50,7 @@ export function reliesOn(r: TestRun, moved: ReadonlySet<number>): boolean {
 
 /** The head of PR n for a run stored without its heads: its entry's. */
 function entryHead(prs: QueueState['prs'], n: number, runId: string): PrHead {
-  const e: PrEntry | undefined = prs[n];
+  const e: PrEntry | undefined = prs.get(n);
   if (e === undefined)
     throw new Error(`queue run ${runId} is stored without heads, and PR #${n} has no entry`);
   return { number: n, sha: e.headSha };
@@ -76,10 +77,10 @@ export function stateFromRows(
   rows: { prs: readonly string[]; runs: readonly string[] },
 ): QueueState {
   const state = JSON.parse(header) as QueueState;
-  const prs: QueueState['prs'] = {};
+  const prs: QueueState['prs'] = new IntMap();
   for (const text of rows.prs) {
     const e = JSON.parse(text) as PrEntry;
-    prs[String(e.number)] = e;
+    prs.set(e.number, e);
   }
   const runs: QueueState['runs'] = {};
   for (const text of rows.runs) {

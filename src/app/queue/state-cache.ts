@@ -1,4 +1,5 @@
 import type { QueueState } from '../../domain/queue/index.ts';
+import { IntMap } from '../../lib/int-map.ts';
 
 /**
  * Parsed queue states kept by (queue id, version), least recently used dropped first: a read or an engine
@@ -44,6 +45,7 @@ export class QueueStateCache {
  */
 export function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  if (value instanceof IntMap) return value.freeze(deepFreeze);
   if (Array.isArray(value)) {
     // By index, without a copy: the queue's order holds a number per PR.
     for (let i = 0; i < value.length; i++) {
@@ -51,7 +53,6 @@ export function deepFreeze<T>(value: T): T {
       if (typeof child === 'object') deepFreeze(child);
     }
   } else {
-    // By value: keys would make a string of each index of the PR map.
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return Object.freeze(value);

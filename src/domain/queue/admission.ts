@@ -101,7 +101,7 @@ export function explainWaiting(ctx: Ctx): boolean {
       changed = true;
     }
   }
-  // In PR number order, as Object.values(s.prs) lists them (integer keys).
+  // In PR number order, as s.prs.values() lists them.
   for (const n of [...ctx.notReady].sort((a, b) => a - b)) {
     const e = pr(s, n);
     if (s.merging?.prNumber === e.number) continue;

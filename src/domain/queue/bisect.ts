@@ -173,7 +173,7 @@ export function advanceBisections(ctx: Ctx): boolean {
 function coherent(ctx: Ctx, b: Bisection): boolean {
   const { s } = ctx;
   const asideHere = (n: number) => {
-    const e = s.prs[n];
+    const e = s.prs.get(n);
     return e !== undefined && isAside(s, e) && e.runId === b.parentRunId;
   };
   return b.nodes.every((node, i) => {
@@ -183,7 +183,7 @@ function coherent(ctx: Ctx, b: Bisection): boolean {
     if (node.status !== 'running') return true;
     if (node.runId === null || findRun(s, node.runId) === undefined) return false;
     return node.prs.every((n) => {
-      const e = s.prs[n];
+      const e = s.prs.get(n);
       if (e === undefined) return false;
       if (e.runId === node.runId || e.proofRunId === node.runId) return true;
       return e.state === 'tests_passed' || e.state === 'merged';

@@ -49,7 +49,7 @@ export function isBusy(state: PrState): boolean {
 export function newCtx(s: QueueState, now: number): Ctx {
   const busy = new Set<number>();
   const notReady = new Set<number>();
-  for (const e of Object.values(s.prs)) {
+  for (const e of s.prs.values()) {
     const state = e.state;
     if (state === 'not_ready') notReady.add(e.number);
     else if (state === 'testing' || state === 'tests_passed' || state === 'pending_failure')
@@ -76,7 +76,7 @@ export function writablePr(ctx: Ctx, e: PrEntry): PrEntry {
   if (ctx.owned.has(e)) return e;
   const copy: PrEntry = { ...e, history: [...e.history] };
   if (e.headChecks !== undefined) copy.headChecks = [...e.headChecks];
-  ctx.s.prs[e.number] = copy;
+  ctx.s.prs.set(e.number, copy);
   ctx.owned.add(copy);
   if (ctx.busyCache !== null) {
     const at = ctx.busyCache.entries.indexOf(e);
@@ -105,7 +105,7 @@ export function writableRun(ctx: Ctx, run: TestRun, unreferenced = false): TestR
 
 /** Record a PR entry the step created (its own to write). */
 export function addPr(ctx: Ctx, e: PrEntry): void {
-  ctx.s.prs[e.number] = e;
+  ctx.s.prs.set(e.number, e);
   ctx.owned.add(e);
   ctx.busyCache = null;
   ctx.busy.delete(e.number);
@@ -207,7 +207,7 @@ export function isTerminal(state: PrState): boolean {
 }
 
 export function findPr(s: QueueState, n: number): PrEntry | undefined {
-  return s.prs[n];
+  return s.prs.get(n);
 }
 
 /** The entry of a PR the engine knows to exist (an internal invariant). */

@@ -1,4 +1,5 @@
-import type { Mode, PriorityName, QueueSettings, QueueState } from './types.ts';
+import { IntMap } from '../../lib/int-map.ts';
+import type { Mode, PrEntry, PriorityName, QueueSettings, QueueState } from './types.ts';
 
 export const DEFAULT_TEST_BRANCH_PREFIX = 'mainline-merge';
 
@@ -55,7 +56,7 @@ export function createQueueState(input: CreateQueueInput): QueueState {
     deferredTargetSha: null,
     idSeed: input.idSeed,
     nextSeq: 1,
-    prs: {},
+    prs: new IntMap(),
     order: [],
     runs: {},
     bisections: [],
@@ -76,4 +77,10 @@ export function parsePriority(priority: number | PriorityName | null | undefined
     return { value, name: named ?? String(value), usedDefault: false };
   }
   return { value: PRIORITY_VALUES[priority], name: priority, usedDefault: false };
+}
+
+/** A state from its JSON (JSON.stringify of a state: the PR map written as a plain object). */
+export function queueStateFromJson(text: string): QueueState {
+  const parsed = JSON.parse(text) as Omit<QueueState, 'prs'> & { prs: Record<string, PrEntry> };
+  return { ...parsed, prs: IntMap.fromRecord(parsed.prs) };
 }

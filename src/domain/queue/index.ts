@@ -7,6 +7,7 @@ export {
   DEFAULT_TEST_BRANCH_PREFIX,
   defaultSettings,
   parsePriority,
+  queueStateFromJson,
 } from './create.ts';
 export type { CheckReport, PrSnapshot, QueueEvent, SettingsPatch, VerdictOverride } from './events.ts';
 export { type Pruned, pruneHistory } from './prune.ts';

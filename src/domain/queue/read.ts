@@ -14,7 +14,8 @@ export function queueStateName(s: QueueState): QueueStateName {
 
 /** PRs currently submitted: admitted ones in queue order, then not_ready ones by priority. */
 export function listQueuedPrs(s: QueueState): PrEntry[] {
-  const waiting = Object.values(s.prs)
+  const waiting = s.prs
+    .values()
     .filter((e) => e.state === 'not_ready')
     .sort(comparePriority);
   return [...s.order.map((n) => pr(s, n)), ...waiting];

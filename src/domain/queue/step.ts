@@ -46,7 +46,7 @@ export function step(state: QueueState, event: QueueEvent, now: number): StepRes
 /**
  * A copy of the state whose containers are the step's own and whose PR entries and runs are shared
  * with the input until written (context.ts: writablePr, writableRun). Copying the containers is cheap
- * (the PR map is keyed by integers, so V8 copies it as an array); copying every entry was most of a
+ * (the PR map is two arrays: lib/int-map.ts); copying every entry was most of a
  * step's cost with a long queue. Nothing else in the state is written in place: lineage entries,
  * history entries, checks, targets and node PR lists are replaced, never changed.
  */
@@ -56,7 +56,7 @@ function copyState(state: QueueState): QueueState {
     settings: { ...state.settings },
     requiredStatuses: { ...state.requiredStatuses },
     lineage: [...state.lineage],
-    prs: { ...state.prs },
+    prs: state.prs.copy(),
     order: [...state.order],
     runs: { ...state.runs },
     bisections: state.bisections.map((b) => ({ ...b, nodes: b.nodes.map((n) => ({ ...n })) })),
@@ -123,7 +123,7 @@ function compactReports(actions: QueueAction[], before: QueueState): QueueAction
   return actions.filter((a) => {
     if (a.type !== 'report_pr_state') return true;
     if (last.get(a.prNumber) !== a) return false;
-    const prev = before.prs[a.prNumber];
+    const prev = before.prs.get(a.prNumber);
     const prevRun = prev ? (prev.runId ?? prev.proofRunId) : null;
     return !(prev && prev.state === a.state && prevRun === a.runId && prev.headSha === a.headSha);
   });

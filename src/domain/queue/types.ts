@@ -1,4 +1,9 @@
-/** Data types of one merge queue's state. Everything here is plain JSON so it can be persisted as is. */
+/**
+ * Data types of one merge queue's state. Everything here is plain JSON so it can be persisted as is,
+ * except the PR map, an IntMap that JSON.stringify writes as a plain object (create.ts: queueStateFromJson
+ * reads it back).
+ */
+import type { IntMap } from '../../lib/int-map.ts';
 
 export type Mode = 'single' | 'parallel';
 /** The queue state a user can ask for (updateQueue.state). */
@@ -199,7 +204,8 @@ export interface QueueState {
   deferredTargetSha: string | null;
   idSeed: string;
   nextSeq: number;
-  prs: Record<string, PrEntry>;
+  /** PR entries by number (a plain object with integer keys in the stored JSON: IntMap.toJSON). */
+  prs: IntMap<PrEntry>;
   /** Admitted PRs (pending or later, not terminal) in queue order. */
   order: number[];
   runs: Record<string, TestRun>;

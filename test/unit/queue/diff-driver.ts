@@ -16,6 +16,7 @@ import type {
   QueueState,
   StepResult,
 } from '../../../src/domain/queue/index.ts';
+import { IntMap } from '../../../src/lib/int-map.ts';
 
 export interface Engine {
   step(state: QueueState, event: QueueEvent, now: number): StepResult;
@@ -30,6 +31,7 @@ export interface SequenceDigest {
 }
 
 function deepFreeze<T>(o: T): T {
+  if (o instanceof IntMap) return Object.isFrozen(o) ? o : o.freeze(deepFreeze);
   if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
     Object.freeze(o);
     for (const v of Object.values(o)) deepFreeze(v);
@@ -103,7 +105,7 @@ export function runSequence(engine: Engine, seed: number, steps: number, prune: 
     if (roll < 0.2) {
       const free: number[] = [];
       for (let n = 1; n <= prCount; n += 1) {
-        const e = state.prs[n];
+        const e = state.prs.get(n);
         if (e === undefined || e.state === 'merged' || e.state === 'failed' || e.state === 'cancelled')
           free.push(n);
       }

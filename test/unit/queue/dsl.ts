@@ -13,10 +13,12 @@ import {
   type QueueEvent,
   type QueueSettings,
   type QueueState,
+  queueStateFromJson,
   type SettingsPatch,
   step,
   type TestRun,
 } from '../../../src/domain/queue/index.ts';
+import { IntMap } from '../../../src/lib/int-map.ts';
 
 export const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 export const REQUIRED_CHECK = 'ci';
@@ -43,6 +45,7 @@ export interface SubmitOptions {
 type Action<T extends QueueAction['type']> = Extract<QueueAction, { type: T }>;
 
 function deepFreeze<T>(value: T): T {
+  if (value instanceof IntMap) return Object.isFrozen(value) ? value : value.freeze(deepFreeze);
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const v of Object.values(value)) deepFreeze(v);
@@ -82,7 +85,7 @@ export class Scenario {
       const before = JSON.stringify(this.state);
       const { state, actions } = step(deepFreeze(this.state), ev, this.now);
       if (JSON.stringify(this.state) !== before) throw new Error('step mutated its input');
-      const reloaded = JSON.parse(JSON.stringify(state)) as QueueState;
+      const reloaded = queueStateFromJson(JSON.stringify(state));
       expect(reloaded, 'state must survive a JSON round trip').toStrictEqual(state);
       this.state = reloaded;
       asked.push(...actions);

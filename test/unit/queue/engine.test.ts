@@ -52,7 +52,7 @@ describe('engine contract', () => {
     const q = new Scenario();
     q.submit(1);
     q.fail(1);
-    expect(q.state.prs['1']?.history.map((h) => h.state)).toEqual([
+    expect(q.state.prs.get(1)?.history.map((h) => h.state)).toEqual([
       'not_ready',
       'pending',
       'testing',

@@ -137,7 +137,7 @@ class World {
     for (const a of actions) {
       if (a.type === 'merge_pr') {
         this.checkMerge(a, before, state);
-        const proof = state.runs[state.prs[a.prNumber]?.proofRunId ?? ''];
+        const proof = state.runs[state.prs.get(a.prNumber)?.proofRunId ?? ''];
         if (proof?.kind === 'bisection') this.segmentMerges += 1;
       }
       if (a.type === 'create_test_run' && a.testedPrs.length > state.settings.batchingMinSize)

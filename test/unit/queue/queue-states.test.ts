@@ -163,7 +163,7 @@ describe('priorities', () => {
 
     expect(state.order).toEqual([1, 9, 2]);
     expect(state.runs[run2]?.status).toBe('cancelled');
-    const runOf = (n: number) => state.runs[state.prs[n]?.runId ?? ''];
+    const runOf = (n: number) => state.runs[state.prs.get(n)?.runId ?? ''];
     expect(runOf(9)).toMatchObject({ dependsOn: [1], tested: [9] });
     expect(runOf(2)).toMatchObject({ dependsOn: [1, 9], tested: [2] });
   });

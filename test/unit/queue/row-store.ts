@@ -4,6 +4,7 @@
 import { rowChanges } from '../../../src/app/queue/apply.ts';
 import { stateFromRows } from '../../../src/app/queue/row-shape.ts';
 import type { QueueState } from '../../../src/domain/queue/index.ts';
+import { IntMap } from '../../../src/lib/int-map.ts';
 
 export class RowStore {
   #version = 0;
@@ -13,7 +14,7 @@ export class RowStore {
   readonly #runs = new Map<string, { ord: number; data: string }>();
 
   constructor(initial: QueueState) {
-    this.#held = { ...initial, prs: {}, runs: {} };
+    this.#held = { ...initial, prs: new IntMap(), runs: {} };
     this.save(initial);
   }
 
