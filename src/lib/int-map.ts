@@ -14,6 +14,11 @@ export class IntMap<V> {
   #ks: number[];
   /** #vs[i] is the value of #ks[i]. */
   #vs: V[];
+  /**
+   * Index of the last key found: lookups mostly walk the keys in order (a queue's PRs in queue order),
+   * so the next key is there or just after it. Only a hint, checked on use (a frozen map still moves it).
+   */
+  #finger = 0;
 
   constructor(ks: number[] = [], vs: V[] = []) {
     this.#ks = ks;
@@ -52,8 +57,17 @@ export class IntMap<V> {
   }
 
   get(k: number): V | undefined {
-    const i = this.#at(k);
-    return this.#ks[i] === k ? this.#vs[i] : undefined;
+    const ks = this.#ks;
+    let i = this.#finger;
+    if (ks[i] !== k) {
+      i += 1;
+      if (ks[i] !== k) {
+        i = this.#at(k);
+        if (ks[i] !== k) return undefined;
+      }
+      this.#finger = i;
+    }
+    return this.#vs[i];
   }
 
   has(k: number): boolean {

@@ -5,12 +5,15 @@ import { IntMap } from '../../../src/lib/int-map.ts';
 // The queue state's PR map (domain/queue/types.ts) was a plain object with integer keys; IntMap replaced
 // it and must behave as that object did: values and JSON in ascending key order, whatever the order of
 // writes, so stored states and the engine's decisions stay as they were.
-type Op = { kind: 'set'; k: number; v: number } | { kind: 'delete'; k: number };
+type Op = { kind: 'set'; k: number; v: number } | { kind: 'delete' | 'get'; k: number };
 
 const key = fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 40_000, max: 50_000 }));
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('set' as const), k: key, v: fc.integer() }),
   fc.record({ kind: fc.constant('delete' as const), k: key }),
+  // Lookups between writes: the map remembers where the last one found its key (a hint that writes
+  // may leave pointing elsewhere).
+  fc.record({ kind: fc.constant('get' as const), k: key }),
 );
 
 describe('IntMap', () => {
@@ -23,6 +26,9 @@ describe('IntMap', () => {
           if (o.kind === 'set') {
             map.set(o.k, { v: o.v });
             object[o.k] = { v: o.v };
+          } else if (o.kind === 'get') {
+            expect(map.get(o.k)).toEqual(object[o.k]);
+            expect(map.get(o.k + 7)).toEqual(object[o.k + 7]);
           } else {
             expect(map.delete(o.k)).toBe(o.k in object);
             delete object[o.k];
