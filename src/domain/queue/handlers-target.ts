@@ -58,17 +58,24 @@ function trimLineage(ctx: Ctx): void {
   let from = s.lineage.length - LINEAGE_KEPT;
   const at = new Map<string, number>();
   for (let i = 0; i < from; i += 1) at.set((s.lineage[i] as { sha: string }).sha, i);
+  const bisected = new Set(s.bisections.map((b) => b.parentRunId));
   for (const run of Object.values(s.runs)) {
     const i = at.get(run.baseSha);
-    if (i === undefined || i >= from || !runMatters(s, run)) continue;
+    if (i === undefined || i >= from || !runMatters(s, run, bisected)) continue;
     from = i;
   }
   if (from > 0) s.lineage = s.lineage.slice(from);
 }
 
-/** A run still in flight, or one that passed for a PR not merged yet (it may still merge on its proof). */
-function runMatters(s: QueueState, run: TestRun): boolean {
+/**
+ * A run still in flight, one that passed for a PR not merged yet (it may still merge on its proof), or
+ * a failed batch under bisection: its PRs aside wait on it until their segments are proven, and a base
+ * no longer in the lineage reads as a push from outside the queue (resolve.ts: restartIfStale), which
+ * would stop the bisection and send them back to the line.
+ */
+function runMatters(s: QueueState, run: TestRun, bisected: ReadonlySet<string>): boolean {
   if (run.status === 'building' || run.status === 'in_progress') return true;
+  if (bisected.has(run.id)) return true;
   return run.status === 'succeeded' && run.tested.some((n) => !isTerminalPr(s, n));
 }
 
