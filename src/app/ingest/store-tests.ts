@@ -90,6 +90,11 @@ export interface StoredTests {
   readonly watched: SeenTestCase[];
   /** Failed and skipped attempts as rows (by test id), their failures' texts by hash, and passes. */
   readonly results: NewResult[];
+  /**
+   * The ordinals of the tests with a result (the rollups look up no other: passes carry theirs),
+   * not a map of every test of the upload.
+   */
+  readonly resultOrdinals: Map<string, number>;
   readonly texts: Map<string, string>;
   readonly passes: PassList;
 }
@@ -194,6 +199,7 @@ export async function storeTests(
   await writeSeen(db, repo.id, now, seen);
   // The attempts' rows: passes of tests known while preparing are there already.
   const results: NewResult[] = [];
+  const resultOrdinals = new Map<string, number>();
   const texts = new Map<string, string>();
   const passes = files.length === 1 ? (files[0] as FilePrep).passes : new PassList();
   const failing = new Map<string, SeenTestCase>();
@@ -215,6 +221,7 @@ export async function storeTests(
       const x = list[i] as IdentifiedAttempt;
       const row = f.rowOf[i] ?? storedRow(x);
       results.push(resultRow(x, row.quarantined === 1, input.rows));
+      resultOrdinals.set(x.testId, row.ordinal);
       if (x.attempt.outcome === 'failed') failing.set(row.id, row);
       if (x.failure !== null && !texts.has(x.failure.textHash))
         texts.set(x.failure.textHash, failureText(x.attempt));
@@ -230,6 +237,7 @@ export async function storeTests(
     failing: [...failing.values()],
     watched,
     results,
+    resultOrdinals,
     texts,
     passes,
   };

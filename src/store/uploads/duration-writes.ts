@@ -44,14 +44,21 @@ function uploadSums(
 ): void {
   const { passes, results, ordinalOf } = attempts;
   const { weeks, days } = into;
+  // An upload's attempts nearly all fall on one day and week: the last ones' sums are reused.
+  let lastDay = Number.NaN;
+  let lastSums: DaySum | undefined;
+  let lastWeek = Number.NaN;
+  let lastByOrdinal: Map<number, [number, number]> | undefined;
   const add = (at: number, ordinal: number, ms: number, retried: boolean) => {
     if (days !== undefined) {
       const day = dayOf(at);
-      let d = days.get(day);
+      let d = day === lastDay ? lastSums : days.get(day);
       if (d === undefined) {
         d = [0, 0, 0, 0];
         days.set(day, d);
       }
+      lastDay = day;
+      lastSums = d;
       if (retried) d[2]++;
       if (ms >= 0) {
         d[0] += ms;
@@ -61,11 +68,13 @@ function uploadSums(
     }
     if (ms < 0 || weeks === undefined) return;
     const week = weekOf(at);
-    let byOrdinal = weeks.get(week);
+    let byOrdinal = week === lastWeek ? lastByOrdinal : weeks.get(week);
     if (byOrdinal === undefined) {
       byOrdinal = new Map();
       weeks.set(week, byOrdinal);
     }
+    lastWeek = week;
+    lastByOrdinal = byOrdinal;
     const w = byOrdinal.get(ordinal);
     if (w === undefined) byOrdinal.set(ordinal, [ms, 1]);
     else {

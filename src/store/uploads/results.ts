@@ -29,15 +29,15 @@ export async function insertAttempts(
     results: readonly NewResult[];
     texts: ReadonlyMap<string, string>;
     passes: PassList;
-    /** The upload's tests with their ordinals (for the rollups). */
-    rows: readonly { readonly id: string; readonly ordinal: number }[];
+    /** The ordinals of the tests with a result (for the rollups; passes carry theirs). */
+    resultOrdinals: ReadonlyMap<string, number>;
   },
 ): Promise<void> {
   await storeFailureTexts(db, attempts.texts, upload.createdAt);
   await insertMany(db, 'test_results', attempts.results);
   const passes = attempts.passes.encode();
   await insertUploadPasses(db, { blobId: randomUUID(), uploadId: upload.id, repoId: upload.repoId, passes });
-  const ordinals = new Map(attempts.rows.map((r) => [r.id, r.ordinal] as const));
+  const ordinals = attempts.resultOrdinals;
   await addUploadRollups(db, upload.repoId, {
     results: attempts.results,
     passes,
