@@ -274,10 +274,10 @@ function reading(report: QueueBenchReport): string[] {
   out.push(
     '- **Machine load**: the µs figures were taken while other benchmarks shared the 2 cores (see the load average), so medians are pessimistic and p99s are noisy; the throughput figures do not depend on the machine.',
     '',
-    'Engine observations made while tracing the simulation (when this was written):',
+    'Engine observations made while tracing the simulation (checked again in session 21):',
     '',
-    '- `nextWakeAt` returns a time in the past while batching waits on capacity: with concurrency 1, batch size 4, eight PRs submitted at t0 (PRs 1–4 start at once), a tick at t0 + 10 min leaves `nextWakeAt` at t0 + 5 min, and it stays there until the running batch ends. The runner ticks whenever `wake_at <= now`, so it would send a tick (a full step and state write) on every pass for up to T. Expected: only future wake times, or none while no run can start. The simulator only schedules ticks later than now.',
-    "- Bisection proves only a passing segment that starts at the batch's first PR. Batch [8, 9, 10, 11] with 8 bad: [8, 9] fails, [10, 11] passes, [8] fails, [9] passes; 8 is ejected and 9, 10, 11 all go back to pending, although the run of [9] tested exactly the base 9 now merges onto. Marking 9 tests_passed would save one round of T per such bisection.",
+    '- `nextWakeAt` can return a time already past while a batch waits for a free slot (concurrency 1, batch size 4, eight PRs submitted at t0: after a tick at t0 + 10 min it stays at t0 + 5 min until the running batch ends). Ticking then changes nothing, so the runner stores only a time still ahead (`app/queue/apply.ts` futureWake) and the simulator schedules only later ticks.',
+    '- Bisection with 8 bad in a batch [8, 9, 10, 11] (concurrency 1, bisection concurrency 2): [8, 9] fails; [10, 11], built on it, is rebuilt without it and passes, so 10 and 11 merge; [8], tested on top of them, fails and is ejected; 9 is tested alone and merges. (An earlier engine sent 9, 10 and 11 back to pending here.)',
   );
   return out;
 }
