@@ -1,9 +1,9 @@
 // getQueue with N PRs queued (BENCH_GETQUEUE_PRS, default 1000; numbered 40,007 + 7n as a forge would),
 // one request at a time over loopback HTTP, on the plain-git forge, the GitHub forge and the GitLab forge
 // (their simulators), each queue with its flake protection unset so every getQueue asks the forge for
-// `.mainline.yaml`'s setting (the path issue 26
-// measured). MAINLINE_KEPT_QUEUES and MAINLINE_FORGE_SETTINGS_CACHE, when set, reach the app (0: an A/B
-// without the kept answers or the forge settings memo).
+// `.mainline.yaml`'s setting (the path issue 26 measured). MAINLINE_KEPT_QUEUES and
+// MAINLINE_FORGE_SETTINGS_CACHE, when set, reach the app (0: an A/B without the kept answers or the forge
+// settings memo).
 // The queues are created through the API; their PRs are submitted to the engine through applyEvent (the
 // store path every submission takes) rather than opened one by one on a forge, which only the seeding needs.
 // Database: SQLite file, or PostgreSQL when DATABASE_URL is set. Prints p50/p99 of the wall-clock time
@@ -27,6 +27,7 @@ import { RoutingForge } from '../src/forge/router.ts';
 import { repoIsGranted } from '../src/store/forge/grants.ts';
 import { buildTestApp } from '../test/support/app.ts';
 import { startGitHubSimulator } from '../test/support/github-sim/index.ts';
+import { forgePrNumber } from './queue-sim.ts';
 
 const PRS = Number(process.env['BENCH_GETQUEUE_PRS'] ?? 1000);
 const REQUESTS = Number(process.env['BENCH_GETQUEUE_REQUESTS'] ?? 2000);
@@ -134,9 +135,7 @@ async function seed(repo: typeof GIT_REPO): Promise<void> {
     .where('repositories.name', '=', repo.name)
     .executeTakeFirstOrThrow();
   for (let i = 1; i <= PRS; i++) {
-    // Numbered as a forge hands them out (a busy repository's PRs, interleaved with its issues), not
-    // 1..n: V8 keeps an object keyed by such numbers as a dictionary (lib/int-map.ts).
-    const n = 40_000 + 7 * i;
+    const n = forgePrNumber(i);
     const pr = {
       number: n,
       title: `Change ${n}`,

@@ -32,6 +32,7 @@ import { archive } from '../src/store/queue/archive.ts';
 import { insertActions, saveQueueState } from '../src/store/queue/queues.ts';
 import type { Tables } from '../src/store/schema.ts';
 import { createTestDatabase } from '../test/support/database.ts';
+import { forgePrNumber } from './queue-sim.ts';
 
 const PRS = Number(process.env['BENCH_PERSIST_PRS'] ?? 1000);
 const ROUNDS = Number(process.env['BENCH_PERSIST_ROUNDS'] ?? 60);
@@ -57,7 +58,7 @@ const T0 = Date.UTC(2026, 0, 5, 9);
 const sha = (name: string) => createHash('sha1').update(name).digest('hex');
 
 function submitted(nth: number): QueueEvent {
-  const n = SPARSE ? 40_000 + 7 * nth : nth;
+  const n = SPARSE ? forgePrNumber(nth) : nth;
   return {
     type: 'pr_submitted',
     pr: {

@@ -679,8 +679,15 @@ export interface CostSetup {
   sparse?: boolean;
 }
 
+/**
+ * The number a busy forge gives the n-th PR of a run of submissions (its issues and other PRs take the
+ * numbers between): 40,007, 40,014, … The queue benches use it so that the state's PR map has the
+ * keys it has in use, not 1..n (lib/int-map.ts says why that matters).
+ */
+export const forgePrNumber = (n: number): number => 40_000 + 7 * n;
+
 /** The PR number of the n-th PR submitted in a setup. */
-const prNumberOf = (setup: CostSetup, n: number): number => (setup.sparse ? 40_000 + 7 * n : n);
+const prNumberOf = (setup: CostSetup, n: number): number => (setup.sparse ? forgePrNumber(n) : n);
 
 const SINGLE_25: Partial<QueueSettings> = { mode: 'single', concurrency: 25, directMergeMode: 'off' };
 const BATCHING_4_25: Partial<QueueSettings> = {

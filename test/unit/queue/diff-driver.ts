@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mulberry32 } from '../../../bench/queue-ci.ts';
+import { deepFreeze } from '../../../src/app/queue/state-cache.ts';
 import type {
   CreateQueueInput,
   Pruned,
@@ -16,7 +17,6 @@ import type {
   QueueState,
   StepResult,
 } from '../../../src/domain/queue/index.ts';
-import { IntMap } from '../../../src/lib/int-map.ts';
 
 export interface Engine {
   step(state: QueueState, event: QueueEvent, now: number): StepResult;
@@ -28,15 +28,6 @@ export interface SequenceDigest {
   seed: number;
   steps: number;
   digest: string;
-}
-
-function deepFreeze<T>(o: T): T {
-  if (o instanceof IntMap) return Object.isFrozen(o) ? o : o.freeze(deepFreeze);
-  if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
 }
 
 const T0 = Date.UTC(2025, 0, 6, 9);

@@ -4,6 +4,7 @@
  * branch's history so tests can assert what a user would see.
  */
 import { expect } from 'vitest';
+import { deepFreeze } from '../../../src/app/queue/state-cache.ts';
 import {
   createQueueState,
   getPrRecord,
@@ -18,7 +19,6 @@ import {
   step,
   type TestRun,
 } from '../../../src/domain/queue/index.ts';
-import { IntMap } from '../../../src/lib/int-map.ts';
 
 export const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 export const REQUIRED_CHECK = 'ci';
@@ -43,15 +43,6 @@ export interface SubmitOptions {
 }
 
 type Action<T extends QueueAction['type']> = Extract<QueueAction, { type: T }>;
-
-function deepFreeze<T>(value: T): T {
-  if (value instanceof IntMap) return Object.isFrozen(value) ? value : value.freeze(deepFreeze);
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 export class Scenario {
   state: QueueState;
