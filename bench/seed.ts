@@ -22,7 +22,7 @@ import type { Tables, TestCasesTable, TestResultsTable, UploadsTable } from '../
 import { findOrgBySlug } from '../src/store/tenancy/orgs.ts';
 import type { TestCaseRow } from '../src/store/tests/cases.ts';
 import { addOwners } from '../src/store/tests/owners.ts';
-import { addUploadDays, foldPendingMeans } from '../src/store/uploads/duration-writes.ts';
+import { addUploadDays, foldPendingUploads } from '../src/store/uploads/duration-writes.ts';
 import { failureTextHash } from '../src/store/uploads/failure-texts.ts';
 import { encodePasses, type PassEntry } from '../src/store/uploads/pass-codec.ts';
 import { countPasses, insertUploadPasses, PassBlobs, passCounts } from '../src/store/uploads/passes.ts';
@@ -582,7 +582,7 @@ async function seedRepo(
 async function fillDurations(db: Queryable, repoId: string): Promise<void> {
   await sql`insert into duration_means_pending (repo_id, upload_id)
     select repo_id, id from uploads where repo_id = ${repoId}`.execute(db);
-  const folded = await foldPendingMeans(db, repoId);
+  const folded = await foldPendingUploads(db, repoId);
   const ids = await db.selectFrom('uploads').select('id').where('repo_id', '=', repoId).execute();
   for (let i = 0; i < ids.length; i += RUNS_PER_TRANSACTION)
     await db.transaction().execute(async (trx) => {

@@ -486,6 +486,8 @@ export interface TestDurationMeansTable {
 export interface DurationMeansPendingTable {
   repo_id: string;
   upload_id: string;
+  /** 1: the upload's counts are not in test_run_hours yet either (migration 0035). */
+  runs_pending: Generated<number>;
 }
 
 /** A repository's timed attempts and retried failures in one UTC day (migration 0028, store/uploads/durations.ts). */

@@ -1,11 +1,11 @@
 // Multi-row SQLite inserts bind a column that has one value in every row of a statement once
 // (db/bulk.ts sqliteInsert): the rows stored must be exactly those given, on both engines, whichever
 // columns are shared, however the rows fall into statements, and through the rollups' upsert
-// (store/uploads/rollups-write.ts addRunRows).
+// (store/uploads/rollups-run-rows.ts addRunRows).
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMany, sqliteInsert } from '../../src/db/bulk.ts';
-import { addRunRows } from '../../src/store/uploads/rollups-write.ts';
+import { addRunRows } from '../../src/store/uploads/rollups-run-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 describe('SQLite statements with shared columns', () => {

@@ -1,7 +1,9 @@
 // test_run_hours after uploads of more tests than one SQLite statement writes (1,000 rows): every
 // test's row holds exactly its attempts, failures and skips scattered among passes, on a first upload
-// (rows inserted) and a second one (rows added to).
+// (rows inserted) and a second one (rows added to), each folded in on its own.
 import { describe, expect, it } from 'vitest';
+import { foldPendingUploads } from '../../src/store/uploads/duration-writes.ts';
+import { repositoryRow } from '../support/reads.ts';
 import { upload } from '../support/upload.ts';
 import { useTestApp } from '../support/use-test-app.ts';
 
@@ -39,6 +41,7 @@ describe('test_run_hours with more rows than one statement', () => {
         sha: `feed${u}`,
       });
       expect(res.statusCode, res.body).toBe(200);
+      expect(await foldPendingUploads(t.db.database.db, (await repositoryRow(t, repo)).id)).toBe(1);
     }
     const db = t.db.database.db;
     const rows = await db

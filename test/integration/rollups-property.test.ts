@@ -1,13 +1,16 @@
 // The test-health rollups (store/uploads/rollups.ts, migration 0018) agree with the raw history: after random
 // uploads (passes, failures whose texts differ in numbers, skips, retries, attempt times across
-// 30 days and hours), retention passes under a moving clock, and quarantine changes, the rows of
-// test_run_hours and test_failure_hours equal what a recomputation from test_results and the
-// upload_passes blobs gives; and get-test-details' rates are the rollups' hour-window counts.
+// 30 days and hours), retention passes under a moving clock, quarantine changes and folds, the rows of
+// test_failure_hours equal what a recomputation from test_results gives, and those of test_run_hours
+// what the results and upload_passes blobs of the uploads not listed as pending give (their counts
+// are folded in later, migration 0035); get-test-details' rates are the counts of every upload, the
+// pending ones folded first; migration 0035's down adds the pending uploads' counts.
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
+import { foldPendingUploads } from '../../src/store/uploads/duration-writes.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { rebuildRollups } from '../../src/store/uploads/rollups-write.ts';
 import { REPO } from '../support/app.ts';
@@ -44,8 +47,22 @@ async function stored(): Promise<{ runs: string[]; failures: string[] }> {
   };
 }
 
-/** The same, recomputed from the raw rows: results by SQL, passes by decoding every upload's blobs. */
-async function recomputed(): Promise<{ runs: string[]; failures: string[] }> {
+/**
+ * The same, recomputed from the raw rows: results by SQL, passes by decoding every upload's blobs;
+ * the runs of `runsOf: 'folded'` only from uploads not listed with runs_pending.
+ */
+async function recomputed(runsOf: 'all' | 'folded'): Promise<{ runs: string[]; failures: string[] }> {
+  const pending = new Set(
+    runsOf === 'all'
+      ? []
+      : (
+          await db()
+            .selectFrom('duration_means_pending')
+            .select('upload_id')
+            .where('runs_pending', '=', 1)
+            .execute()
+        ).map((r) => r.upload_id),
+  );
   const runs = new Map<string, number[]>();
   const add = (repo: string, at: number, ordinal: number, k: number) => {
     const key = `${repo}|${Math.floor(at / HOUR)}|${ordinal}`;
@@ -59,15 +76,17 @@ async function recomputed(): Promise<{ runs: string[]; failures: string[] }> {
   const results = await db()
     .selectFrom('test_results as r')
     .innerJoin('test_cases as c', 'c.id', 'r.test_case_id')
-    .select(['r.repo_id', 'r.at', 'r.outcome', 'r.quarantined', 'c.ordinal'])
+    .select(['r.repo_id', 'r.upload_id', 'r.at', 'r.outcome', 'r.quarantined', 'c.ordinal'])
     .execute();
   for (const r of results) {
+    if (pending.has(r.upload_id)) continue;
     if (r.outcome === 'failed') {
       add(r.repo_id, Number(r.at), Number(r.ordinal), 1);
       if (r.quarantined === 1) add(r.repo_id, Number(r.at), Number(r.ordinal), 2);
     } else add(r.repo_id, Number(r.at), Number(r.ordinal), 3);
   }
   for (const u of await db().selectFrom('upload_passes').selectAll().execute()) {
+    if (pending.has(u.upload_id)) continue;
     const set = decodeOrdinals(u.ordinals, Number(u.at_min), Number(u.at_max));
     const details = decodeDetails(u.details, Number(u.count));
     set.ordinals.forEach((o, i) => {
@@ -108,6 +127,7 @@ type Step =
   | { kind: 'upload'; cases: { name: number; attempts: Attempt[] }[] }
   | { kind: 'time'; hours: number }
   | { kind: 'retention'; days: number }
+  | { kind: 'fold' }
   | { kind: 'quarantine'; name: number; setting: 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE' | 'AUTO' };
 
 const attempt = fc.record({
@@ -140,6 +160,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('retention' as const), days: fc.integer({ min: 0, max: 40 }) }),
   },
+  { weight: 1, arbitrary: fc.constant({ kind: 'fold' as const }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -173,16 +194,31 @@ let commit = 0;
 type Repo = { host: string; owner: string; name: string };
 
 /** What the steps did, so the test can tell it exercised each path. */
-const seen = { failureRows: 0, pruned: 0, quarantined: 0 };
+const seen = { failureRows: 0, pruned: 0, quarantined: 0, pendingRuns: 0, folded: 0, prunedPending: 0 };
+
+/** Uploads listed with their counts not yet in test_run_hours. */
+async function pendingRuns(): Promise<number> {
+  const rows = await db()
+    .selectFrom('duration_means_pending')
+    .select('upload_id')
+    .where('runs_pending', '=', 1)
+    .execute();
+  return rows.length;
+}
 
 async function run(s: Step, repo: Repo, ids: Map<string, string>): Promise<void> {
   if (s.kind === 'time') {
     clock += s.hours * HOUR;
+  } else if (s.kind === 'fold') {
+    for (const { id } of await db().selectFrom('repositories').select('id').execute())
+      seen.folded += await foldPendingUploads(db(), id);
   } else if (s.kind === 'retention') {
     clock += s.days * DAY;
+    const listed = await pendingRuns();
     seen.pruned += (
       await runHealthSweep({ db: db(), config: t.config, now: () => clock, caches: t.caches })
     ).prunedUploads;
+    if (listed > 0) seen.prunedPending++;
   } else if (s.kind === 'quarantine') {
     const id = ids.get(NAMES[s.name] as string);
     if (id === undefined) return;
@@ -204,6 +240,8 @@ async function run(s: Step, repo: Repo, ids: Map<string, string>): Promise<void>
       payload: body.payload,
     });
     expect(res.statusCode, res.body).toBe(200);
+    // The background fold started once 8 uploads are listed ends before the tables are compared.
+    await t.caches.meansFolds.settled();
     for (const r of await storedTestsOf(t, repo)) ids.set(r.name, r.id);
   }
 }
@@ -219,8 +257,9 @@ describe('test-health rollups', () => {
         for (const s of steps) {
           await run(s, repo, ids);
           const now = await stored();
-          expect(now).toEqual(await recomputed());
+          expect(now).toEqual(await recomputed('folded'));
           seen.failureRows += now.failures.length;
+          seen.pendingRuns += await pendingRuns();
         }
         // get-test-details answers from the rollups: its rates are the counts of the whole hours
         // from the one holding the window's start.
@@ -255,16 +294,44 @@ describe('test-health rollups', () => {
           expect(res.json().test.failure_rate_last_7d).toBe(rate(clock - 7 * DAY));
           expect(res.json().test.failure_rate_last_24h).toBe(rate(clock - DAY));
         }
+        // The reads folded every upload of the repository: the hour rows hold them all.
+        if (ids.size > 0) expect(await stored()).toEqual(await recomputed('all'));
       }),
       { numRuns: 60, seed: 20260301 },
     );
     expect(seen.failureRows).toBeGreaterThan(0);
     expect(seen.pruned).toBeGreaterThan(0);
     expect(seen.quarantined).toBeGreaterThan(0);
+    expect(seen.pendingRuns).toBeGreaterThan(0);
+    expect(seen.folded).toBeGreaterThan(0);
+    expect(seen.prunedPending).toBeGreaterThan(0);
   }, 120_000);
 
+  it('have the pending uploads counted in by migration 0035 going down, and fold the same after it', async () => {
+    const repo: Repo = { ...REPO, name: 'pending-down' };
+    const ids = new Map<string, string>();
+    const pass: Attempt = { outcome: 'pass', text: 0, n: 1, offsetMin: -5 };
+    const fail: Attempt = { outcome: 'fail', text: 1, n: 2, offsetMin: -70 };
+    for (let k = 0; k < 3; k++)
+      await run({ kind: 'upload', cases: [{ name: k, attempts: [pass, fail, pass] }] }, repo, ids);
+    expect(await pendingRuns()).toBeGreaterThan(0);
+    const all = await recomputed('all');
+    expect(await stored()).not.toEqual(all);
+    const migrator = migratorOf(db());
+    expect((await migrator.migrateTo('0034_queue_run_heads')).error).toBeUndefined();
+    expect(await stored()).toEqual(all);
+    expect((await migrateToLatest(t.db.database)).applied).toEqual(['0035_run_hours_pending']);
+    // Listed again as before 0035 (their counts in the hour rows): a fold adds only their durations.
+    for (const { id } of await db().selectFrom('repositories').select('id').execute())
+      await foldPendingUploads(db(), id);
+    expect(await stored()).toEqual(all);
+  });
+
   it('are rebuilt, and filled by migration 0018, from an existing database as ingestion left them', async () => {
+    for (const { id } of await db().selectFrom('repositories').select('id').execute())
+      await foldPendingUploads(db(), id);
     const before = await stored();
+    expect(before).toEqual(await recomputed('all'));
     expect(before.runs.length).toBeGreaterThan(0);
     // rebuildRollups (the bench's seed) gives the same from the raw rows.
     for (const { id } of await db().selectFrom('repositories').select('id').execute())

@@ -9,7 +9,6 @@ import { linkRunUpload } from '../../store/queue/flake.ts';
 import { bumpHealthVersion, findRepo, healthVersion } from '../../store/tenancy/repos.ts';
 import { findTestCases, type SeenTestCase, type TestCaseRow } from '../../store/tests/cases.ts';
 import { inTransaction } from '../../store/transaction.ts';
-import { markMeansPending } from '../../store/uploads/duration-writes.ts';
 import { insertAttempts, lockRepositoryHealth, testsFailedOnCommits } from '../../store/uploads/results.ts';
 import { findUploadByKey, insertUpload, setUploadResult } from '../../store/uploads/uploads.ts';
 import type { AppContext, Caller } from '../context.ts';
@@ -149,9 +148,13 @@ export async function ingestUpload(
       rows: { repoId: repository.id, uploadId, meta: stored },
     });
     const { attempts, rows, rewritten } = toStore;
-    await insertAttempts(trx, { id: uploadId, repoId: repository.id, createdAt: now }, toStore);
-    // Its durations reach the slowest tests' means later, with other uploads' (duration-writes.ts).
-    const foldMeans = await markMeansPending(trx, repository.id, uploadId);
+    // Its counts reach the hour rows, and its durations the slowest tests' means, later, with other
+    // uploads' (store/uploads/duration-writes.ts).
+    const foldMeans = await insertAttempts(
+      trx,
+      { id: uploadId, repoId: repository.id, createdAt: now },
+      toStore,
+    );
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, toStore, {
       commitSha: meta.commit_sha,

@@ -1,11 +1,11 @@
-// Folding the uploads listed for the slowest tests' means (store/uploads/duration-writes.ts
-// foldPendingMeans) outside a request: after an upload is answered, and in the periodic health pass
-// (app/health/sweep.ts) for every repository with uploads listed. The list is durable (migration
-// 0030), so a fold that fails or never runs loses nothing: the next one, or the durations page,
-// which folds before it reads, adds what is left.
+// Folding the uploads listed for the slowest tests' means and the hour rows (store/uploads/duration-writes.ts
+// foldPendingUploads) outside a request: after an upload is answered, and in the periodic health pass
+// (app/health/sweep.ts) for every repository with uploads listed. The list is durable (migrations
+// 0030, 0035), so a fold that fails or never runs loses nothing: the next one, or any read of the
+// hour rows or the means, which folds before it reads, adds what is left.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../store/schema.ts';
-import { foldPendingMeans, reposWithPendingMeans } from '../../store/uploads/duration-writes.ts';
+import { foldPendingUploads, reposWithPendingMeans } from '../../store/uploads/duration-writes.ts';
 
 type Log = { warn(o: object, m: string): void };
 
@@ -37,7 +37,7 @@ export class MeansFolds {
       await new Promise((resolve) => setImmediate(resolve));
       do {
         entry.again = false;
-        await foldPendingMeans(db, repoId).catch((err: unknown) => this.#failed(err, repoId));
+        await foldPendingUploads(db, repoId).catch((err: unknown) => this.#failed(err, repoId));
       } while (entry.again);
       this.#running.delete(repoId);
     })();
@@ -59,7 +59,7 @@ export class MeansFolds {
     for (const repoId of await reposWithPendingMeans(db, PASS_REPOS)) {
       if (uploads >= PASS_UPLOADS) break;
       try {
-        uploads += await foldPendingMeans(db, repoId, PASS_UPLOADS - uploads);
+        uploads += await foldPendingUploads(db, repoId, PASS_UPLOADS - uploads);
       } catch (err) {
         failures++;
         this.#failed(err, repoId);

@@ -29,6 +29,7 @@ import * as m0031 from './0031_queue_action_waits.ts';
 import * as m0032 from './0032_test_owners.ts';
 import * as m0033 from './0033_failing_windows.ts';
 import * as m0034 from './0034_queue_run_heads.ts';
+import * as m0035 from './0035_run_hours_pending.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -65,4 +66,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0032_test_owners': m0032,
   '0033_failing_windows': m0033,
   '0034_queue_run_heads': m0034,
+  '0035_run_hours_pending': m0035,
 };

@@ -2,14 +2,17 @@
 // "Durations and impact"): per test the sums of its timed attempts in the week of its latest one and
 // the week before, and per repository and UTC day the test time and the failures that passed on a
 // retry in the same upload. The days are written in the ingest transaction (store/uploads/rollups-write.ts);
-// the means are not: ingest lists the upload in duration_means_pending and foldPendingMeans adds the
-// listed uploads' attempts to the means later, in one statement per week for many uploads. Retention
-// takes an upload back out of both; read by store/uploads/durations.ts.
+// the means are not, nor the upload's counts in test_run_hours (migration 0035): ingest lists the
+// upload in duration_means_pending and foldPendingUploads adds the listed uploads' attempts to both
+// later, in one statement per week and per 1,000 hour rows for many uploads. Retention takes an upload
+// back out of what it was added to; read by store/uploads/durations.ts and store/uploads/rollups.ts,
+// which fold first.
 import { PostgresAdapter, sql } from 'kysely';
 import { keyChunks, type Queryable } from '../../db/bulk.ts';
 import { inTransaction } from '../transaction.ts';
 import { dayOf, weekOf } from './durations.ts';
 import { decodeDetails, decodeOrdinals, type EncodedPasses, passRange } from './pass-codec.ts';
+import { addPasses, addResults, addRunSums, type RunSums } from './rollups-run-rows.ts';
 import { type Column, upsert } from './rollups-upsert.ts';
 import { type StoredAttempts, storedAttempts } from './upload-attempts.ts';
 
@@ -236,11 +239,15 @@ export const FOLD_AFTER_PENDING = 8;
 const FOLD_BATCH = 64;
 
 /**
- * Lists an upload as not yet in the means (in the ingest transaction). True when the repository
- * has FOLD_AFTER_PENDING of them listed: the caller folds them once its transaction committed.
+ * Lists an upload as not yet in the means nor in test_run_hours (in the ingest transaction). True
+ * when the repository has FOLD_AFTER_PENDING of them listed: the caller folds them once its
+ * transaction committed.
  */
-export async function markMeansPending(db: Queryable, repoId: string, uploadId: string): Promise<boolean> {
-  await db.insertInto('duration_means_pending').values({ repo_id: repoId, upload_id: uploadId }).execute();
+export async function markUploadPending(db: Queryable, repoId: string, uploadId: string): Promise<boolean> {
+  await db
+    .insertInto('duration_means_pending')
+    .values({ repo_id: repoId, upload_id: uploadId, runs_pending: 1 })
+    .execute();
   const listed = await db
     .selectFrom('duration_means_pending')
     .select('upload_id')
@@ -269,12 +276,13 @@ export async function reposWithPendingMeans(db: Queryable, limit: number): Promi
 }
 
 /**
- * Adds the timed attempts of the repository's pending uploads to test_duration_means and takes
- * them off the list, in one transaction per FOLD_BATCH uploads (each test's row updated once per
- * week they hold), until none is left or `atMost` (rounded up to a batch) are folded. Returns the
- * uploads folded. Costs one probe when none is pending.
+ * Adds the attempts of the repository's pending uploads to test_duration_means (timed ones) and, for
+ * those listed with runs_pending, to test_run_hours, and takes them off the list, in one transaction
+ * per FOLD_BATCH uploads (each test's row updated once per week, and once per hour, they hold),
+ * until none is left or `atMost` (rounded up to a batch) are folded. Returns the uploads folded.
+ * Costs one probe when none is pending.
  */
-export async function foldPendingMeans(
+export async function foldPendingUploads(
   db: Queryable,
   repoId: string,
   atMost = Number.POSITIVE_INFINITY,
@@ -290,22 +298,28 @@ export async function foldPendingMeans(
   for (;;) {
     const n = await inTransaction(db, async (trx) => {
       await lockMeans(trx, repoId);
-      const ids = (
-        await trx
-          .selectFrom('duration_means_pending')
-          .select('upload_id')
-          .where('repo_id', '=', repoId)
-          .orderBy('upload_id')
-          .limit(FOLD_BATCH)
-          .execute()
-      ).map((r) => r.upload_id);
-      if (ids.length === 0) return 0;
+      const listed = await trx
+        .selectFrom('duration_means_pending')
+        .select(['upload_id', 'runs_pending'])
+        .where('repo_id', '=', repoId)
+        .orderBy('upload_id')
+        .limit(FOLD_BATCH)
+        .execute();
+      if (listed.length === 0) return 0;
+      const ids = listed.map((r) => r.upload_id);
       const weeks: WeekSums = new Map();
-      for (const id of ids) {
+      const runs: RunSums = new Map();
+      for (const { upload_id: id, runs_pending } of listed) {
         const stored = await storedAttempts(trx, id);
-        if (stored !== undefined) uploadSums(stored, { weeks });
+        if (stored === undefined) continue;
+        uploadSums(stored, { weeks });
+        if (Number(runs_pending) === 1) {
+          addPasses(runs, stored.passes);
+          addResults(runs, stored.results, stored.ordinalOf);
+        }
       }
       await addWeekMeans(trx, repoId, weeks, 1);
+      await addRunSums(trx, repoId, runs, 1);
       await trx
         .deleteFrom('duration_means_pending')
         .where('repo_id', '=', repoId)
@@ -321,22 +335,31 @@ export async function foldPendingMeans(
 /**
  * Takes an upload's timed attempts back out (before retention deletes it): out of repo_time_days,
  * and out of test_duration_means if they were folded in, else off the pending list (a test without
- * a row is left without one).
+ * a row is left without one). `runsPending`: it was listed with its counts not yet in test_run_hours
+ * (the caller leaves those rows alone).
  */
 export async function removeUploadDurations(
   db: Queryable,
   uploadId: string,
   stored: StoredAttempts,
-): Promise<void> {
+): Promise<{ runsPending: boolean }> {
   await lockMeans(db, stored.repoId);
   const listed = await db
-    .deleteFrom('duration_means_pending')
+    .selectFrom('duration_means_pending')
+    .select('runs_pending')
     .where('repo_id', '=', stored.repoId)
     .where('upload_id', '=', uploadId)
     .executeTakeFirst();
-  const weeks: WeekSums | undefined = Number(listed.numDeletedRows) > 0 ? undefined : new Map();
+  if (listed !== undefined)
+    await db
+      .deleteFrom('duration_means_pending')
+      .where('repo_id', '=', stored.repoId)
+      .where('upload_id', '=', uploadId)
+      .execute();
+  const weeks: WeekSums | undefined = listed !== undefined ? undefined : new Map();
   const days = new Map<number, DaySum>();
   uploadSums(stored, { weeks, days });
   if (weeks !== undefined) await addWeekMeans(db, stored.repoId, weeks, -1);
   await addDays(db, stored.repoId, days, -1);
+  return { runsPending: listed !== undefined && Number(listed.runs_pending) === 1 };
 }

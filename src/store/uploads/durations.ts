@@ -1,10 +1,11 @@
 // Test durations: from the hourly rollups (test_run_hours' duration_sum_ms and duration_count,
-// migration 0023; written at ingest by store/uploads/rollups-write.ts), every attempt with a duration counting,
+// migration 0023; an upload's folded in with other uploads' after its answer by store/uploads/duration-writes.ts,
+// what is listed folded before each read here), every attempt with a duration counting,
 // passed, failed or skipped, in the UTC hour of its time (`hourOf(at)`); and the slowest tests and the
 // repository's days from the rows store/uploads/duration-writes.ts keeps (migration 0028).
 import { sql } from 'kysely';
 import type { Queryable } from '../../db/bulk.ts';
-import { foldPendingMeans } from './duration-writes.ts';
+import { foldPendingUploads } from './duration-writes.ts';
 
 /** One test's attempts with a duration in a range of hours. */
 export interface TestDurations {
@@ -30,6 +31,7 @@ export async function durationsByTest(
   limit: number,
 ): Promise<TestDurations[]> {
   if (limit <= 0 || toHour < fromHour) return [];
+  await foldPendingUploads(db, repoId);
   const { rows } = await sql<{
     id: string;
     name: string;
@@ -82,6 +84,7 @@ export async function durationTrend(
   fromHour: number,
   toHour: number,
 ): Promise<HourDurations[]> {
+  await foldPendingUploads(db, repoId);
   const rows = await db
     .selectFrom('test_run_hours')
     .select(['hour', 'duration_sum_ms', 'duration_count'])
@@ -130,7 +133,7 @@ export async function slowestTests(
   offset = 0,
 ): Promise<SlowTest[]> {
   // Uploads not yet in the means are added first (store/uploads/duration-writes.ts): one probe if none.
-  await foldPendingMeans(db, repoId);
+  await foldPendingUploads(db, repoId);
   const { rows } = await sql<{
     id: string;
     name: string;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import { chunked, insertMany, keyChunks, type Queryable } from '../../db/bulk.ts';
 import type { TestResultsTable } from '../schema.ts';
+import { markUploadPending } from './duration-writes.ts';
 import { storeFailureTexts } from './failure-texts.ts';
 import type { PassList } from './pass-codec.ts';
 import {
@@ -20,7 +21,10 @@ export type NewResult = Insertable<TestResultsTable>;
 /**
  * Stores an upload's attempts: failed and skipped ones in `test_results` with their failure texts in
  * `failure_texts` (by hash, the ones not stored yet), passes as one row of `upload_passes` (their
- * tests' ordinals and times, store/uploads/passes.ts); and adds them all to the rollups (store/uploads/rollups.ts).
+ * tests' ordinals and times, store/uploads/passes.ts); adds its failures and days to the rollups
+ * (store/uploads/rollups.ts) and lists it for the fold that adds its counts to the hour rows and its
+ * durations to the means (store/uploads/duration-writes.ts). True when enough uploads are listed that
+ * the caller should fold them once its transaction committed (MeansFolds.later).
  */
 export async function insertAttempts(
   db: Queryable,
@@ -32,12 +36,13 @@ export async function insertAttempts(
     /** The ordinals of the tests with a result (for the rollups; passes carry theirs). */
     resultOrdinals: ReadonlyMap<string, number>;
   },
-): Promise<void> {
+): Promise<boolean> {
   await storeFailureTexts(db, attempts.texts, upload.createdAt);
   await insertMany(db, 'test_results', attempts.results);
   const passes = attempts.passes.encode();
   await insertUploadPasses(db, { blobId: randomUUID(), uploadId: upload.id, repoId: upload.repoId, passes });
   const ordinals = attempts.resultOrdinals;
+  const foldSoon = await markUploadPending(db, upload.repoId, upload.id);
   await addUploadRollups(db, upload.repoId, {
     results: attempts.results,
     passes,
@@ -47,6 +52,7 @@ export async function insertAttempts(
       return ordinal;
     },
   });
+  return foldSoon;
 }
 
 /**

@@ -1,7 +1,36 @@
-// test_run_hours rows from attempts: per (hour, test) the passes of an encoded pass list and an
-// upload's failed and skipped results, summed in memory before store/uploads/rollups-write.ts upserts them.
+// test_run_hours rows from attempts: per (hour, test) the passes of encoded pass lists and uploads'
+// failed and skipped results, summed in memory and upserted in one statement per 1,000 rows (SQLite) or
+// 10,000 (PostgreSQL), by the fold of pending uploads (store/uploads/duration-writes.ts) and retention
+// and rebuilds (store/uploads/rollups-write.ts).
+import type { Queryable } from '../../db/bulk.ts';
 import type { EncodedPasses } from './pass-codec.ts';
 import { hourOf } from './rollups.ts';
+import { type Column, upsert } from './rollups-upsert.ts';
+
+const RUN_COLUMNS: readonly Column[] = [
+  ['repo_id', 'text'],
+  ['hour', 'int4'],
+  ['ordinal', 'int4'],
+  ['passed', 'int4'],
+  ['failed', 'int4'],
+  ['failed_quarantined', 'int4'],
+  ['skipped', 'int4'],
+  ['duration_sum_ms', 'int8'],
+  ['duration_count', 'int4'],
+];
+const RUN_ADD = ['passed', 'failed', 'failed_quarantined', 'skipped', 'duration_sum_ms', 'duration_count']
+  .map((c) => `"${c}" = test_run_hours."${c}" + excluded."${c}"`)
+  .join(', ');
+
+/** Adds flat test_run_hours rows (RUN_COLUMNS in order) to the ones stored for their key. */
+export function addRunRows(db: Queryable, values: readonly unknown[]): Promise<void> {
+  return upsert(db, 'test_run_hours', RUN_COLUMNS, 'repo_id, hour, ordinal', RUN_ADD, values);
+}
+
+/** Adds `sums` (times `sign`: 1 to add uploads, -1 to take one out) to a repository's test_run_hours. */
+export function addRunSums(db: Queryable, repoId: string, sums: RunSums, sign: 1 | -1): Promise<void> {
+  return addRunRows(db, runRows(repoId, sums, sign));
+}
 
 /** A failed or skipped attempt as the rollups need it. */
 export interface RollupResult {
@@ -83,87 +112,4 @@ export function runRows(repoId: string, sums: RunSums, sign: 1 | -1): unknown[] 
     }
   }
   return rows;
-}
-
-/** Past this many distinct hours of passes, an upload's rows are summed by key (runRows). */
-const WALKED_HOURS = 8;
-
-/**
- * An upload's test_run_hours rows (flat, by hour and test, as runRows gives them): its passes as
- * encoded, sorted by test, walked once per hour they fall in (nearly always one) and summed per test
- * as they come, with no object per pass; its failed and skipped results (a few) merged in.
- */
-export function uploadRunRows(
-  repoId: string,
-  passes: EncodedPasses,
-  results: readonly RollupResult[],
-  ordinalOf: (testId: string) => number,
-): unknown[] {
-  const n = passes.count;
-  const ordinals = new Int32Array(passes.ordinals.buffer, passes.ordinals.byteOffset, n);
-  // details: n uint32 time offsets, n int32 retry indexes, n int32 durations (-1: none).
-  const details = new DataView(passes.details.buffer, passes.details.byteOffset, n * 12);
-  const hours = new Int32Array(n);
-  const passHours = new Set<number>();
-  for (let i = 0; i < n; i++) {
-    const hour = hourOf(passes.atMin + details.getUint32(i * 4, true));
-    hours[i] = hour;
-    if (passHours.size <= WALKED_HOURS) passHours.add(hour);
-  }
-  const extra: RunSums = new Map();
-  addResults(extra, results, ordinalOf);
-  if (passHours.size > WALKED_HOURS) {
-    addPasses(extra, passes);
-    return runRows(repoId, extra, 1);
-  }
-  const out: unknown[] = [];
-  for (const hour of [...new Set([...passHours, ...extra.keys()])].sort((a, b) => a - b)) {
-    const sums = extra.get(hour);
-    const others = sums === undefined ? [] : [...sums.keys()].sort((a, b) => a - b);
-    let r = 0;
-    const othersBelow = (limit: number) => {
-      for (; r < others.length && (others[r] as number) < limit; r++) {
-        const ordinal = others[r] as number;
-        const [p, f, q, s, ms, k] = (sums as Map<number, RunSum>).get(ordinal) as RunSum;
-        out.push(repoId, hour, ordinal, p, f, q, s, ms, k);
-      }
-    };
-    for (let i = 0; i < n; ) {
-      if (hours[i] !== hour) {
-        i++;
-        continue;
-      }
-      // This test's passes are adjacent (the ordinals are sorted); those of this hour count here.
-      const ordinal = ordinals[i] as number;
-      let passed = 0;
-      let ms = 0;
-      let timed = 0;
-      for (; i < n && ordinals[i] === ordinal; i++) {
-        if (hours[i] !== hour) continue;
-        passed++;
-        const d = details.getInt32(n * 8 + i * 4, true);
-        if (d >= 0) {
-          ms += d;
-          timed++;
-        }
-      }
-      othersBelow(ordinal);
-      let f = 0;
-      let q = 0;
-      let s = 0;
-      if (r < others.length && others[r] === ordinal) {
-        const sum = (sums as Map<number, RunSum>).get(ordinal) as RunSum;
-        passed += sum[0];
-        f = sum[1];
-        q = sum[2];
-        s = sum[3];
-        ms += sum[4];
-        timed += sum[5];
-        r++;
-      }
-      out.push(repoId, hour, ordinal, passed, f, q, s, ms, timed);
-    }
-    othersBelow(Number.POSITIVE_INFINITY);
-  }
-  return out;
 }

@@ -1,37 +1,16 @@
-// Writes of the test-health rollups (store/uploads/rollups.ts): an upload's attempts added in the ingest
-// transaction, taken back out when retention deletes it, failure hours recomputed from what remains,
-// and a repository's rollups rebuilt from its stored results and pass blobs.
+// Writes of the test-health rollups (store/uploads/rollups.ts): an upload's failures added in the ingest
+// transaction (its counts reach test_run_hours later, folded with other uploads': store/uploads/duration-writes.ts),
+// taken back out when retention deletes it, failure hours recomputed from what remains, and a
+// repository's rollups rebuilt from its stored results and pass blobs.
 import { sql } from 'kysely';
 import { chunked, type Queryable } from '../../db/bulk.ts';
 import { addToFailingWindows, buildFailingWindows, refreshFailingWindows } from '../dashboard/failing.ts';
 import { addUploadDays, removeUploadDurations } from './duration-writes.ts';
 import type { EncodedPasses } from './pass-codec.ts';
 import { HOUR_MS, hourOf } from './rollups.ts';
-import {
-  addPasses,
-  addResults,
-  type RollupResult,
-  type RunSums,
-  runRows,
-  uploadRunRows,
-} from './rollups-run-rows.ts';
+import { addPasses, addResults, addRunSums, type RollupResult, type RunSums } from './rollups-run-rows.ts';
 import { type Column, upsert } from './rollups-upsert.ts';
 import { aligned, storedAttempts } from './upload-attempts.ts';
-
-const RUN_COLUMNS: readonly Column[] = [
-  ['repo_id', 'text'],
-  ['hour', 'int4'],
-  ['ordinal', 'int4'],
-  ['passed', 'int4'],
-  ['failed', 'int4'],
-  ['failed_quarantined', 'int4'],
-  ['skipped', 'int4'],
-  ['duration_sum_ms', 'int8'],
-  ['duration_count', 'int4'],
-];
-const RUN_ADD = ['passed', 'failed', 'failed_quarantined', 'skipped', 'duration_sum_ms', 'duration_count']
-  .map((c) => `"${c}" = test_run_hours."${c}" + excluded."${c}"`)
-  .join(', ');
 
 const FAILURE_COLUMNS: readonly Column[] = [
   ['repo_id', 'text'],
@@ -61,19 +40,12 @@ function addFailureRows(db: Queryable, values: readonly unknown[]): Promise<void
   );
 }
 
-/** Adds flat test_run_hours rows (RUN_COLUMNS in order) to the ones stored for their key. */
-export function addRunRows(db: Queryable, values: readonly unknown[]): Promise<void> {
-  return upsert(db, 'test_run_hours', RUN_COLUMNS, 'repo_id, hour, ordinal', RUN_ADD, values);
-}
-
-/** Adds `sums` (times `sign`: 1 to add an upload, -1 to take it out) to a repository's test_run_hours. */
-function addRunSums(db: Queryable, repoId: string, sums: RunSums, sign: 1 | -1): Promise<void> {
-  return addRunRows(db, runRows(repoId, sums, sign));
-}
-
 /**
- * Adds an upload's attempts to the rollups (in the ingest transaction): its passes as encoded for
- * `upload_passes`, its failed and skipped results as stored. `ordinalOf`: each test's ordinal.
+ * Adds an upload's attempts to the rollups (in the ingest transaction, after markUploadPending listed
+ * it): its failures to the failure hours and windows, its durations to the days. Its counts are not
+ * added to `test_run_hours` here: foldPendingUploads adds the listed uploads' together.
+ * `passes` as encoded for `upload_passes`, `results` its failed and skipped results as stored,
+ * `ordinalOf` each test's ordinal.
  */
 export async function addUploadRollups(
   db: Queryable,
@@ -84,7 +56,6 @@ export async function addUploadRollups(
     ordinalOf: (testId: string) => number;
   },
 ): Promise<void> {
-  await addRunRows(db, uploadRunRows(repoId, attempts.passes, attempts.results, attempts.ordinalOf));
   // Failures by (ordinal, hour, fingerprint): counts and latest times summed here; summaries that
   // differ within one key go in later rounds (a key once per statement), so the database picks the least.
   const groups = new Map<string, { row: unknown[]; summaries: Set<string> }>();
@@ -135,8 +106,9 @@ export async function addUploadRollups(
 
 /**
  * Takes an upload's attempts back out of the rollups, before retention deletes them: its passes and
- * results are subtracted from `test_run_hours` (rows left at zero are deleted). Returns the
- * (test, hour) pairs with failures, for `refreshFailureHours` once the results are gone.
+ * results are subtracted from `test_run_hours` (rows left at zero are deleted) unless it is still
+ * listed as pending (then unlisting it is all). Returns the (test, hour) pairs with failures, for
+ * `refreshFailureHours` once the results are gone.
  */
 export async function removeUploadRollups(
   db: Queryable,
@@ -145,11 +117,13 @@ export async function removeUploadRollups(
   const stored = await storedAttempts(db, uploadId);
   if (stored === undefined) return undefined;
   const { repoId, results, passes } = stored;
+  const { runsPending } = await removeUploadDurations(db, uploadId, stored);
   const sums: RunSums = new Map();
-  addPasses(sums, passes);
-  addResults(sums, results, stored.ordinalOf);
-  await removeUploadDurations(db, uploadId, stored);
-  await addRunSums(db, repoId, sums, -1);
+  if (!runsPending) {
+    addPasses(sums, passes);
+    addResults(sums, results, stored.ordinalOf);
+    await addRunSums(db, repoId, sums, -1);
+  }
   for (const [hour, byOrdinal] of sums) {
     for (const part of chunked([...byOrdinal.keys()])) {
       await db
@@ -230,10 +204,16 @@ export async function refreshFailureHours(
 /**
  * Recomputes a repository's rollups from its stored results and pass blobs (what migration 0018
  * does for every repository): for data written around ingestion, as `npm run bench`'s seed does.
+ * The hour rows then hold every stored upload, so the pending ones stay listed for the means only.
  * The dashboard's failing-tests windows are built again for the hours of `now` (the seed's data is
  * around the real time), so no page read has to.
  */
 export async function rebuildRollups(db: Queryable, repoId: string, now = Date.now()): Promise<void> {
+  await db
+    .updateTable('duration_means_pending')
+    .set({ runs_pending: 0 })
+    .where('repo_id', '=', repoId)
+    .execute();
   await db.deleteFrom('test_run_hours').where('repo_id', '=', repoId).execute();
   await db.deleteFrom('test_failure_hours').where('repo_id', '=', repoId).execute();
   const hour = hourSql('r.at');

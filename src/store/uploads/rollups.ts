@@ -3,10 +3,13 @@
 // the failures, the latest one's time and the least summary (`test_failure_hours`). Written in the
 // ingest transaction from what the upload stores and taken back out when retention deletes an upload
 // (store/uploads/rollups-write.ts); read here, by get-test-details, list-failing-tests and the dashboard's
-// test page instead of the results and pass blobs. Windows are whole hours: a window starting inside
+// test page instead of the results and pass blobs. An upload's counts reach `test_run_hours` after its
+// answer, folded with other uploads' (store/uploads/duration-writes.ts foldPendingUploads): every reader
+// of that table here folds what is listed first. Windows are whole hours: a window starting inside
 // an hour counts that whole hour (docs/design.md, "Test-health rollups").
 import { sql } from 'kysely';
 import { keyChunks, type Queryable } from '../../db/bulk.ts';
+import { foldPendingUploads } from './duration-writes.ts';
 
 export const HOUR_MS = 3_600_000;
 
@@ -32,6 +35,7 @@ export async function runCountsOf(
 ): Promise<Map<number, { since: RunCounts; recent: RunCounts }>> {
   const out = new Map<number, { since: RunCounts; recent: RunCounts }>();
   if (ordinals.length === 0) return out;
+  await foldPendingUploads(db, repoId);
   const recent = hourOf(window.recent);
   // One range of hours per test on test_run_hours_by_test (migration 0021), not a probe per (hour, test).
   for (const part of keyChunks(db, ordinals, 100)) {
@@ -133,13 +137,16 @@ export interface TestRollups {
 
 /**
  * What runCountsOf and failureGroupsOf give for one test, in one statement (a range of each rollup
- * table by the test's key): get-test-details' rates and failure groups in one round trip.
+ * table by the test's key): get-test-details' rates and failure groups in one round trip. The
+ * statement also tells whether uploads wait to be folded into the hour rows; if so they are
+ * folded and the test read again.
  */
 export async function testRollupsOf(
   db: Queryable,
   repoId: string,
   ordinal: number,
   window: { since: number; recent: number; now: number; groupsSince: number; groups: number },
+  folded = false,
 ): Promise<TestRollups> {
   const { rows } = await sql<{
     kind: number;
@@ -158,12 +165,21 @@ export async function testRollupsOf(
         max(last_at) as last_at
       from test_failure_hours
       where repo_id = ${repoId} and ordinal = ${ordinal} and hour >= ${hourOf(window.groupsSince)}
-      group by fingerprint`.execute(db);
+      group by fingerprint
+    union all
+    select 2 as kind, 0 as hour, 0 as a, 0 as b, '' as fingerprint, null as summary, 0 as last_at
+      from (select upload_id from duration_means_pending
+        where repo_id = ${repoId} and runs_pending = 1 limit 1) p`.execute(db);
+  if (!folded && rows.some((r) => Number(r.kind) === 2)) {
+    await foldPendingUploads(db, repoId);
+    return testRollupsOf(db, repoId, ordinal, window, true);
+  }
   const since = { ran: 0, failed: 0 };
   const recent = { ran: 0, failed: 0 };
   const groups: FailureGroupRow[] = [];
   const recentHour = hourOf(window.recent);
   for (const r of rows) {
+    if (Number(r.kind) === 2) continue;
     if (Number(r.kind) === 1) {
       groups.push({
         fingerprint: r.fingerprint,
@@ -220,6 +236,7 @@ export async function dailyOutcomesOf(
   days: number,
 ): Promise<DailyOutcomeRow[]> {
   const byDay = new Map<number, DailyOutcomeRow>();
+  await foldPendingUploads(db, repoId);
   const rows = await db
     .selectFrom('test_run_hours')
     .select(['hour', 'passed', 'failed', 'failed_quarantined', 'skipped'])
