@@ -23,6 +23,20 @@
  *   tests once everything else settled: a passing segment merges in line order, a failing one goes aside
  *   again (restarting the runs built on it); single failing PRs are ejected.
  *
+ * Options that the engine does not have (off by default; issue 26, a policy that reaches 3× at f = 0):
+ * - sideSegments: segments run in the bisection pool off the line, on the target branch as merged so far
+ *   ('head') or on top of every PR the line tests ('tip', retested when one of those leaves the line, its
+ *   failure counted once they all merged); no main run is built on a segment, so a segment never restarts
+ *   the window and the window's failures never restart it ('head'). A passing segment merges nothing: its
+ *   PRs, cleared (every PR in it is good: a run holding a bad PR always fails), go back to the line at the
+ *   front of the PRs waiting for a slot; a failing one is halved (a single PR is ejected), the right half
+ *   inferred failed when the left passes, as before;
+ * - clearedRideFree: cleared PRs join the next main batch on top of its B fresh PRs (they add no risk);
+ * - maxBatchSize: the batch size grows with the PRs waiting for a slot, ⌊waiting / C⌋ within [B, max].
+ * Every merge is checked: the PRs of the lane merged since its proving run started, then the PR itself, are
+ * a prefix of that run's branch (checkSafe), so a PR merges only after a passing run whose branch was
+ * exactly the history it lands on plus it (optimistic merge: plus it and PRs behind it).
+ *
  * Pure and deterministic: seeded PRNGs, simulated time, nothing reads the clock.
  */
 import { mulberry32, TimedHeap } from './queue-ci.ts';
@@ -42,6 +56,42 @@ export interface IdealPolicy {
   pendingFailureDepth?: number;
   /** Parallel mode: each PR impacts one of this many independent targets, uniformly (k lanes). */
   lanes?: number;
+  /**
+   * Where bisection segments run (batching only; undefined: in the line, as the engine does today).
+   * 'head': in the bisection pool on the target branch as merged so far; 'tip': in the bisection pool on
+   * top of every PR the line tests at that moment. Either way no main run is built on a segment and a
+   * segment's pass merges nothing: it clears its PRs, which go back to the line at the front of the PRs
+   * waiting for a slot and merge only through a passing main run, like any PR (see the header comment).
+   */
+  sideSegments?: 'head' | 'tip';
+  /** With sideSegments: cleared PRs ride in the next main batch on top of its B fresh PRs. */
+  clearedRideFree?: boolean;
+  /**
+   * Batch size grows with the line: ⌊PRs waiting for a slot / C⌋, at least B, at most this (Trunk's
+   * target batch size as a minimum, GitHub's group size as a maximum). The backlog scales with it.
+   */
+  maxBatchSize?: number;
+}
+
+/** Where the main slots' time went (simulated hours, runs that ended or stopped in the measured window). */
+export interface IdealStats {
+  /** Main-run hours: all, run to a pass, run to a failure, stopped before the end (restarts). */
+  mainHours: number;
+  mainPassedHours: number;
+  mainFailedHours: number;
+  mainCancelledHours: number;
+  /** Main runs that ran to the end and whose result was then thrown away (a PR ahead left the line). */
+  mainSupersededHours: number;
+  /** Of the stopped and superseded main-run hours: those a bisection segment's outcome caused. */
+  mainStoppedBySegmentHours: number;
+  bisectionHours: number;
+  bisectionCancelledHours: number;
+  bisectionSupersededHours: number;
+  /** PR-hours spent aside (waiting on or under test in a bisection), and PRs of failed batches set aside. */
+  prHoursAside: number;
+  prsSetAside: number;
+  /** Mean PRs per main run started. */
+  mainBatchMean: number;
 }
 
 export interface IdealModel {
@@ -68,6 +118,7 @@ export interface IdealResult {
   ejectedBad: number;
   ejectedGood: number;
   runs: number;
+  stats?: IdealStats;
 }
 
 export interface Ceiling {
@@ -431,6 +482,8 @@ interface IPr {
   state: PrState;
   /** The run it tests in or waits on (testing, pfail, bisecting), or that proves it (passed). */
   run: IRun | null;
+  /** Cleared by a side segment (sideSegments): back in the line, not known to be bad. */
+  cleared?: boolean;
 }
 
 interface IRun {
@@ -441,6 +494,12 @@ interface IRun {
   fails: boolean;
   active: boolean;
   node: INode | null;
+  start: number;
+  end: number;
+  /** Reported (finish), as opposed to stopped. */
+  reported?: boolean;
+  /** PRs of its lane merged when it started (its branch: the lane's target then, deps, tested). */
+  base: number;
 }
 
 interface INode {
@@ -476,6 +535,30 @@ export class IdealQueue {
   private readonly backlog: number;
   private readonly windowStart: number;
   private readonly windowEnd: number;
+  private readonly side: 'head' | 'tip' | undefined;
+  private readonly maxB: number;
+  /** Side segments that failed, waiting for the PRs they were built on to settle. */
+  private sideFailed: IRun[] = [];
+  private readonly stats: IdealStats = {
+    mainHours: 0,
+    mainPassedHours: 0,
+    mainFailedHours: 0,
+    mainCancelledHours: 0,
+    mainSupersededHours: 0,
+    mainStoppedBySegmentHours: 0,
+    bisectionHours: 0,
+    bisectionCancelledHours: 0,
+    bisectionSupersededHours: 0,
+    prHoursAside: 0,
+    prsSetAside: 0,
+    mainBatchMean: 0,
+  };
+  /** Every PR merged, in order, per lane (the safety check reads it; lanes are independent targets). */
+  private readonly landed = new Map<number, number[]>();
+  /** A segment's outcome is being acted on (stats only). */
+  private bySegment = false;
+  private mainStarted = 0;
+  private mainPrsStarted = 0;
   readonly result: IdealResult = { merged: 0, mergedPerHour: 0, ejectedBad: 0, ejectedGood: 0, runs: 0 };
 
   constructor(
@@ -488,7 +571,9 @@ export class IdealQueue {
     this.k = policy.lanes ?? 1;
     this.depth = policy.optimistic ? (policy.pendingFailureDepth ?? 0) : 0;
     this.bisectionConcurrency = policy.bisectionConcurrency ?? Math.max(2, 2 * this.c);
-    this.backlog = 2 * this.c * this.b + 4 * this.k + 4;
+    this.side = this.b > 1 ? policy.sideSegments : undefined;
+    this.maxB = Math.max(this.b, policy.maxBatchSize ?? this.b);
+    this.backlog = 2 * this.c * this.maxB + 4 * this.k + 4;
     this.prRand = mulberry32(opts.seed);
     this.ciRand = mulberry32((opts.seed * 31 + 7) >>> 0);
     this.windowStart = (opts.warmupHours ?? 1) * HOUR;
@@ -503,13 +588,44 @@ export class IdealQueue {
       if (next === undefined) throw new Error('ideal queue: nothing in flight');
       if (next.at >= this.windowEnd) break;
       if (!next.value.active) continue;
+      this.countAside(next.at);
       this.now = next.at;
       this.finish(next.value);
       this.refill();
       this.reconcile();
     }
     this.result.mergedPerHour = this.result.merged / this.opts.hours;
+    this.stats.mainBatchMean = this.mainStarted > 0 ? this.mainPrsStarted / this.mainStarted : 0;
+    this.result.stats = this.stats;
     return this.result;
+  }
+
+  private countAside(until: number): void {
+    const from = Math.max(this.now, this.windowStart);
+    const to = Math.min(until, this.windowEnd);
+    if (to <= from) return;
+    let aside = 0;
+    for (const e of this.order) if (this.inBisection(e)) aside += 1;
+    this.stats.prHoursAside += (aside * (to - from)) / HOUR;
+  }
+
+  /** Charges a run's time to `key` (and to its kind's total) when it ends or stops in the window. */
+  private charge(run: IRun, key: 'passed' | 'failed' | 'cancelled' | 'superseded', hours: number): void {
+    if (!this.inWindow()) return;
+    const s = this.stats;
+    if (run.kind === 'main') {
+      if (key === 'passed') s.mainPassedHours += hours;
+      else if (key === 'failed') s.mainFailedHours += hours;
+      else if (key === 'cancelled') s.mainCancelledHours += hours;
+      else s.mainSupersededHours += hours;
+      if ((key === 'cancelled' || key === 'superseded') && this.bySegment)
+        s.mainStoppedBySegmentHours += hours;
+      if (key !== 'superseded') s.mainHours += hours;
+    } else {
+      if (key === 'cancelled') s.bisectionCancelledHours += hours;
+      if (key === 'superseded') s.bisectionSupersededHours += hours;
+      if (key !== 'superseded') s.bisectionHours += hours;
+    }
   }
 
   private inWindow(): boolean {
@@ -540,6 +656,7 @@ export class IdealQueue {
   private reconcile(): void {
     for (let changed = true; changed; ) {
       changed = this.resolveFailures();
+      changed = this.resolveSideFailures() || changed;
       changed = this.advanceBisections() || changed;
       changed = this.mergeHeads() || changed;
       changed = this.startSegments(true) || changed;
@@ -553,6 +670,7 @@ export class IdealQueue {
     const minutes = durationMinutes * (1 + jitter * (2 * this.ciRand() - 1));
     const flake = this.ciRand() < flakeRate;
     const all = [...deps, ...tested];
+    const end = this.now + Math.round(minutes * 60_000);
     const run: IRun = {
       kind,
       tested,
@@ -561,14 +679,24 @@ export class IdealQueue {
       fails: flake || all.some((e) => e.bad),
       active: true,
       node,
+      start: this.now,
+      end,
+      base: this.landedIn(tested[0]!.lane).length,
     };
     this.active.add(run);
-    this.heap.push(this.now + Math.round(minutes * 60_000), run);
-    if (this.inWindow()) this.result.runs += 1;
+    this.heap.push(end, run);
+    if (this.inWindow()) {
+      this.result.runs += 1;
+      if (kind === 'main') {
+        this.mainStarted += 1;
+        this.mainPrsStarted += tested.length;
+      }
+    }
     return run;
   }
 
   private cancel(run: IRun): void {
+    if (run.active && !run.reported) this.charge(run, 'cancelled', (this.now - run.start) / HOUR);
     run.active = false;
     this.active.delete(run);
   }
@@ -580,8 +708,19 @@ export class IdealQueue {
   }
 
   private finish(run: IRun): void {
+    run.reported = true;
     this.cancel(run);
     const ok = !run.fails;
+    this.charge(run, ok ? 'passed' : 'failed', (run.end - run.start) / HOUR);
+    if (run.kind === 'bisection' && this.side) {
+      const node = run.node?.status === 'running' && run.node.run === run ? run.node : null;
+      if (!node) return;
+      if (ok) {
+        node.status = 'passed';
+        this.clear(node.prs);
+      } else this.sideFailed.push(run);
+      return;
+    }
     for (const e of run.tested) {
       if (e.run !== run || e.state !== 'testing') continue;
       e.state = ok ? 'passed' : 'pfail';
@@ -614,6 +753,7 @@ export class IdealQueue {
 
   /** A run whose branch holds an ejected PR tests nothing that will merge: its PRs restart. */
   private supersede(run: IRun): void {
+    if (!run.active && !run.fails) this.charge(run, 'superseded', (run.end - run.start) / HOUR);
     this.drop(run);
     // A segment under test goes back aside, to be tested again.
     const node = run.node?.status === 'running' && run.node.run === run ? run.node : null;
@@ -673,8 +813,10 @@ export class IdealQueue {
       if (node) {
         // A failed segment: a single PR is the culprit, more go aside again to be halved.
         node.status = 'failed';
+        this.bySegment = true;
         if (node.prs.length === 1) for (const e of members) this.eject(e);
         else this.setAside(members, run);
+        this.bySegment = false;
         continue;
       }
       const [only] = members;
@@ -700,6 +842,7 @@ export class IdealQueue {
   }
 
   private startBisection(root: IRun, members: IPr[]): void {
+    if (this.inWindow()) this.stats.prsSetAside += members.length;
     this.bisections.push({
       root,
       nodes: [{ prs: members, parent: null, status: 'failed', run: root, split: false }],
@@ -721,6 +864,7 @@ export class IdealQueue {
    * than 2·C·B PRs wait in bisections (as the engine does).
    */
   private startSegments(retries: boolean): boolean {
+    if (this.side) return retries ? false : this.startSideSegments();
     if (retries) {
       let waiting = 0;
       for (const e of this.order) if (this.inBisection(e)) waiting += 1;
@@ -754,6 +898,75 @@ export class IdealQueue {
     return changed;
   }
 
+  /**
+   * sideSegments: waiting segments start in the bisection pool, on the target branch ('head') or on top
+   * of every PR the line tests ('tip'); their PRs stay aside and no main run is built on them.
+   */
+  private startSideSegments(): boolean {
+    let changed = false;
+    for (const b of this.bisections) {
+      for (const node of b.nodes) {
+        if (node.status !== 'waiting') continue;
+        let running = 0;
+        for (const r of this.active) if (r.kind === 'bisection') running += 1;
+        if (running >= this.bisectionConcurrency) return changed;
+        const lane = node.prs[0]!.lane;
+        let deps: IPr[] = [];
+        if (this.side === 'tip') {
+          let at = 0;
+          this.order.forEach((e, i) => {
+            if (e.state !== 'pending' && e.state !== 'bisecting') at = i + 1;
+          });
+          deps = this.order.slice(0, at).filter((e) => e.state !== 'bisecting' && e.lane === lane);
+        }
+        node.run = this.createRun('bisection', node.prs, deps, node);
+        node.status = 'running';
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * A failed side segment counts once every PR it was built on merged; if one of them left the line
+   * (ejected or aside), the failure may be theirs: the segment runs again.
+   */
+  private resolveSideFailures(): boolean {
+    let changed = false;
+    const keep: IRun[] = [];
+    for (const run of this.sideFailed) {
+      const node = run.node;
+      if (node?.status !== 'running' || node.run !== run) continue;
+      if (run.deps.some((d) => d.state === 'ejected' || d.state === 'bisecting' || d.state === 'pending')) {
+        this.charge(run, 'superseded', (run.end - run.start) / HOUR);
+        node.status = 'waiting';
+        node.run = null;
+        node.retry = true;
+        changed = true;
+      } else if (run.deps.every((d) => d.state === 'merged')) {
+        node.status = 'failed';
+        changed = true;
+      } else keep.push(run);
+    }
+    this.sideFailed = keep;
+    return changed;
+  }
+
+  /** PRs a side segment cleared go back to the line, at the front of the PRs waiting for a slot. */
+  private clear(prs: IPr[]): void {
+    const rest = this.order.filter((e) => !prs.includes(e));
+    let at = 0;
+    rest.forEach((e, i) => {
+      if (e.state !== 'pending' && e.state !== 'bisecting') at = i + 1;
+    });
+    for (const e of prs) {
+      e.state = 'pending';
+      e.run = null;
+      e.cleared = true;
+    }
+    this.order = [...rest.slice(0, at), ...prs, ...rest.slice(at)];
+  }
+
   private advanceBisections(): boolean {
     let changed = false;
     for (const b of [...this.bisections]) {
@@ -779,7 +992,9 @@ export class IdealQueue {
       for (const node of b.nodes) {
         const [only] = node.prs;
         if (node.status !== 'failed' || node.prs.length !== 1 || only?.state !== 'bisecting') continue;
+        this.bySegment = true;
         this.eject(only);
+        this.bySegment = false;
         changed = true;
       }
       const settled = (n: INode) =>
@@ -805,6 +1020,7 @@ export class IdealQueue {
         if (seen.has(e.lane) || e.state === 'bisecting') continue;
         seen.add(e.lane);
         if (e.state !== 'passed') continue;
+        this.checkSafe(e);
         e.state = 'merged';
         e.run = null;
         this.order = this.order.filter((x) => x !== e);
@@ -817,9 +1033,46 @@ export class IdealQueue {
     return changed;
   }
 
+  /**
+   * Safety: a PR merges only on a passing run whose branch was exactly the target as it is now plus it,
+   * i.e. the PRs merged since the run started, then this one, are a prefix of the run's branch.
+   */
+  private checkSafe(e: IPr): void {
+    const run = e.run;
+    if (!run || run.fails || !run.reported)
+      throw new Error(`ideal queue: PR ${e.n} merges without a passing run`);
+    const branch = [...run.deps, ...run.tested];
+    const landed = this.landedIn(e.lane);
+    const since = landed.length - run.base;
+    const ok =
+      since < branch.length &&
+      branch[since] === e &&
+      branch.slice(0, since).every((x, i) => x.n === landed[run.base + i]);
+    if (!ok) throw new Error(`ideal queue: PR ${e.n} merges onto a history its run did not test`);
+    landed.push(e.n);
+  }
+
+  private landedIn(lane: number): number[] {
+    let log = this.landed.get(lane);
+    if (!log) {
+      log = [];
+      this.landed.set(lane, log);
+    }
+    return log;
+  }
+
+  /** Batch size now: B, or with maxBatchSize ⌊PRs waiting for a slot / C⌋ within [B, maxBatchSize]. */
+  private batchCap(): number {
+    if (this.maxB === this.b) return this.b;
+    let waiting = 0;
+    for (const e of this.order) if (e.state === 'pending') waiting += 1;
+    return Math.min(this.maxB, Math.max(this.b, Math.floor(waiting / this.c)));
+  }
+
   private startRuns(): boolean {
     let changed = false;
     let running = this.activeMain();
+    const free = this.policy.clearedRideFree === true && this.side !== undefined;
     const ahead = new Map<number, IPr[]>();
     const blocked = new Set<number>();
     for (let i = 0; i < this.order.length; i += 1) {
@@ -831,11 +1084,17 @@ export class IdealQueue {
         if (running >= this.c) break;
         const group = [e];
         if (this.b > 1 && this.k === 1) {
-          for (let j = i + 1; j < this.order.length && group.length < this.b; j += 1) {
+          const cap = this.batchCap();
+          // With clearedRideFree only PRs no segment cleared count against the batch size.
+          let counted = free && e.cleared ? 0 : 1;
+          for (let j = i + 1; j < this.order.length; j += 1) {
             const m = this.order[j]!;
             if (m.state === 'bisecting') continue;
             if (m.state !== 'pending') break;
+            const counts = !(free && m.cleared);
+            if (free ? counts && counted >= cap : group.length >= cap) break;
             group.push(m);
+            if (counts) counted += 1;
           }
         }
         const run = this.createRun('main', group, [...lane], null);
