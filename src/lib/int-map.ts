@@ -16,7 +16,7 @@ export class IntMap<V> {
   #vs: V[];
   /**
    * Index of the last key found: lookups mostly walk the keys in order (a queue's PRs in queue order),
-   * so the next key is there or just after it. Only a hint, checked on use (a frozen map still moves it).
+   * so the next key is there or just after it (or just before, walking back). Only a hint, checked on use (a frozen map still moves it).
    */
   #finger = 0;
 
@@ -60,10 +60,14 @@ export class IntMap<V> {
     const ks = this.#ks;
     let i = this.#finger;
     if (ks[i] !== k) {
+      // The next key (a walk in order) or the one before (a walk back, as graph.ts: reachBack does).
       i += 1;
       if (ks[i] !== k) {
-        i = this.#at(k);
-        if (ks[i] !== k) return undefined;
+        i -= 2;
+        if (i < 0 || ks[i] !== k) {
+          i = this.#at(k);
+          if (ks[i] !== k) return undefined;
+        }
       }
       this.#finger = i;
     }
@@ -91,7 +95,9 @@ export class IntMap<V> {
   /** Set in place. */
   set(k: number, v: V): this {
     this.#writable();
-    const i = this.#at(k);
+    // Mostly a key just looked up (a PR entry replaced by its copy): the finger is on it.
+    const f = this.#finger;
+    const i = this.#ks[f] === k ? f : this.#at(k);
     if (this.#ks[i] === k) this.#vs[i] = v;
     else if (i === this.#ks.length) {
       this.#ks.push(k);

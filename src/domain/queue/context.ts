@@ -1,4 +1,5 @@
 import type { QueueAction } from './actions.ts';
+import type { DepsMemo } from './runs.ts';
 import type { LineageEntry, PrEntry, PrState, QueueState, TestRun } from './types.ts';
 
 /**
@@ -21,6 +22,11 @@ export interface Ctx {
   /** busyOrdered's answer until an entry or the order changes. */
   busyCache: BusyCache | null;
   /**
+   * Where in busyCache's entries the last entry written was found: the walks that write entries
+   * (supersede, startRuns) go in queue order, so the next one is mostly just after it. Only a hint.
+   */
+  busyAt: number;
+  /**
    * Bumped whenever the line may have changed: the order, or whether a PR is aside (isAside). What is
    * derived from the line (resolve.ts: queueLine) is valid while it stays the same.
    */
@@ -38,6 +44,8 @@ export interface Ctx {
   runs: TestRun[] | null;
   /** Runs invalidateStale found current: the length of `changes` then and their last PR's index. */
   current: Map<string, { at: number; upTo: number }>;
+  /** The heads and targets of the last dependsOn a run was created with (runs.ts: createRun). */
+  depsMemo: DepsMemo | null;
 }
 
 /** States of admitted PRs whose testing is under way or done: the only ones that refer to runs. */
@@ -49,7 +57,9 @@ export function isBusy(state: PrState): boolean {
 export function newCtx(s: QueueState, now: number): Ctx {
   const busy = new Set<number>();
   const notReady = new Set<number>();
-  for (const e of s.prs.values()) {
+  const { prs } = s;
+  for (let i = 0; i < prs.size; i += 1) {
+    const e = prs.valueAt(i);
     const state = e.state;
     if (state === 'not_ready') notReady.add(e.number);
     else if (state === 'testing' || state === 'tests_passed' || state === 'pending_failure')
@@ -63,11 +73,13 @@ export function newCtx(s: QueueState, now: number): Ctx {
     busy,
     notReady,
     busyCache: null,
+    busyAt: 0,
     lineEpoch: 0,
     changes: [],
     current: new Map(),
     runs: null,
     mergedSince: null,
+    depsMemo: null,
   };
 }
 
@@ -79,7 +91,7 @@ export function writablePr(ctx: Ctx, e: PrEntry): PrEntry {
   ctx.s.prs.set(e.number, copy);
   ctx.owned.add(copy);
   if (ctx.busyCache !== null) {
-    const at = ctx.busyCache.entries.indexOf(e);
+    const at = busyIndex(ctx, ctx.busyCache, e);
     if (at >= 0) ownBusyCache(ctx, ctx.busyCache).entries[at] = copy;
   }
   return copy;
@@ -145,27 +157,25 @@ export function isAside(s: QueueState, e: PrEntry): boolean {
 
 /** Move PRs within the queue order to index i of the order without them (keeping their own order). */
 export function moveInOrder(ctx: Ctx, prs: readonly number[], i: (order: number[]) => number): void {
-  const moving = new Set(prs);
-  const rest: number[] = [];
-  const present = new Set<number>();
-  for (const n of ctx.s.order) {
-    if (moving.has(n)) present.add(n);
-    else rest.push(n);
+  // A few PRs move in a long order: found by indexOf and spliced out and in (the order holds each PR once).
+  const old = ctx.s.order;
+  const from: number[] = [];
+  const present: number[] = [];
+  for (const n of prs) {
+    const k = old.indexOf(n);
+    if (k < 0) continue;
+    present.push(n);
+    if (!from.includes(k)) from.push(k);
   }
+  from.sort((a, b) => b - a);
+  const rest = old.slice();
+  for (const k of from) rest.splice(k, 1);
   const at = i(rest);
   // The order is the same as before up to the first PR moved or the place they move to.
-  let first = at;
-  for (let k = 0; k < at && k < ctx.s.order.length; k += 1) {
-    if (moving.has(ctx.s.order[k] as number)) {
-      first = k;
-      break;
-    }
-  }
-  ctx.changes.push(first);
-  const order = rest.slice(0, at);
-  for (const n of prs) if (present.has(n)) order.push(n);
-  for (let k = at; k < rest.length; k += 1) order.push(rest[k] as number);
-  ctx.s.order = order;
+  const firstMoved = from.length === 0 ? old.length : (from[from.length - 1] as number);
+  ctx.changes.push(firstMoved < at ? firstMoved : at);
+  rest.splice(at, 0, ...present);
+  ctx.s.order = rest;
   ctx.busyCache = null;
   ctx.lineEpoch += 1;
 }
@@ -299,12 +309,22 @@ function ownBusyCache(ctx: Ctx, cache: BusyCache): BusyCache {
 function leaveOrJoinBusy(ctx: Ctx, e: PrEntry, joins: boolean): void {
   const cache = ctx.busyCache;
   if (cache === null) return;
-  const at = joins ? -1 : cache.entries.indexOf(e);
+  const at = joins ? -1 : busyIndex(ctx, cache, e);
   if (at < 0 || at === cache.entries.length - 1) {
     ctx.busyCache = null;
     return;
   }
   ownBusyCache(ctx, cache).entries.splice(at, 1);
+}
+
+/** cache.entries.indexOf(e), looked for from where the last one was found (ctx.busyAt) first. */
+function busyIndex(ctx: Ctx, cache: BusyCache, e: PrEntry): number {
+  const { entries } = cache;
+  const hint = ctx.busyAt;
+  let at = hint < entries.length ? entries.indexOf(e, hint) : -1;
+  if (at < 0 && hint > 0) at = entries.lastIndexOf(e, Math.min(hint, entries.length) - 1);
+  if (at >= 0) ctx.busyAt = at;
+  return at;
 }
 
 /** What staleReason tells apart in a PR's state: queued (pending or busy), not_ready, merged, or left. */

@@ -1,11 +1,14 @@
 import { findPr, isAside, pr } from './context.ts';
-import type { LineageEntry, PrEntry, QueueState, TestRun } from './types.ts';
+import type { ImpactedTargets, LineageEntry, PrEntry, QueueState, TestRun } from './types.ts';
 
 /** Whether two PRs must be tested one on top of the other (always in single mode). */
 export function overlaps(s: QueueState, a: PrEntry, b: PrEntry): boolean {
   if (s.settings.mode === 'single') return true;
-  const ta = a.impactedTargets?.targets;
-  const tb = b.impactedTargets?.targets;
+  return targetsOverlap(a.impactedTargets?.targets, b.impactedTargets?.targets);
+}
+
+/** Parallel mode's overlaps on two PRs' target lists (undefined: the PR uploaded none). */
+function targetsOverlap(ta: ImpactedTargets | undefined, tb: ImpactedTargets | undefined): boolean {
   if (ta === undefined || tb === undefined || ta === 'ALL' || tb === 'ALL') return true;
   for (const t of ta) if (tb.includes(t)) return true;
   return false;
@@ -40,7 +43,8 @@ export function depsOfGroup(s: QueueState, group: readonly number[]): number[] {
 /**
  * Parallel mode's walk of depsOfGroup over `seq` (the order, or the line: the order without the PRs
  * aside) back from index `start`, the group's last PR: a PR joins when it overlaps a PR found already or
- * a group member behind it (`at`: the members' indexes in `seq`).
+ * a group member behind it (`at`: the members' indexes in `seq`). `targets`, when given, holds the
+ * target lists of seq's PRs (Line.targets): the walk then looks up no entry (and skips none aside).
  */
 function reachBack(
   s: QueueState,
@@ -49,6 +53,7 @@ function reachBack(
   group: readonly number[],
   members: readonly { e: PrEntry; at: number }[],
   skipAside: boolean,
+  targets?: readonly (ImpactedTargets | undefined)[],
 ): number[] {
   const found: number[] = [];
   // reach.some(r => overlaps(candidate, r)) without walking reach: any overlap with a PR that has no
@@ -56,18 +61,18 @@ function reachBack(
   let reached = false;
   let reachWild = false;
   const reachNames = new Set<string>();
+  const memberTargets = members.map((m) => m.e.impactedTargets?.targets);
   for (let i = start - 1; i >= 0; i -= 1) {
     const n = seq[i] as number;
     if (group.includes(n)) continue;
-    const candidate = pr(s, n);
-    if (skipAside && isAside(s, candidate)) continue;
-    const t = candidate.impactedTargets?.targets;
+    const candidate = targets === undefined ? pr(s, n) : undefined;
+    if (skipAside && candidate !== undefined && isAside(s, candidate)) continue;
+    const t = candidate === undefined ? targets?.[i] : candidate.impactedTargets?.targets;
     const wild = t === undefined || t === 'ALL';
     let joins = reached && (wild || reachWild);
     if (!joins && reached && !wild) for (const x of t) if (reachNames.has(x)) joins = true;
     for (let k = 0; !joins && k < members.length; k += 1) {
-      const m = members[k] as { e: PrEntry; at: number };
-      joins = m.at > i && overlaps(s, candidate, m.e);
+      joins = (members[k] as { at: number }).at > i && targetsOverlap(t, memberTargets[k]);
     }
     if (joins) {
       found.push(n);
@@ -105,6 +110,11 @@ export function mergedSince(s: QueueState, sha: string): number[] | null {
 export interface Line {
   prs: readonly number[];
   from: number;
+  /**
+   * The target lists of prs' entries (prs[i]'s at i), for parallel mode; absent in single mode. Targets
+   * change only in the event's handler, so they hold for the whole reconcile.
+   */
+  targets?: readonly (ImpactedTargets | undefined)[];
 }
 
 /**
@@ -120,8 +130,16 @@ export function staleReason(
 ): string | null {
   if (merged === null) return `target branch ${s.branch} moved outside the queue; retesting on the new head`;
   const { dependsOn: deps, tested } = run;
-  const live: number[] = [];
-  for (const n of tested) if (isQueued(s, n)) live.push(n);
+  // The tested PRs still queued (mostly all of them: then the run's own list, not a copy).
+  let live: readonly number[] = tested;
+  for (let i = 0; i < tested.length; i += 1) {
+    if (isQueued(s, tested[i] as number)) continue;
+    const some: number[] = tested.slice(0, i);
+    for (let k = i + 1; k < tested.length; k += 1)
+      if (isQueued(s, tested[k] as number)) some.push(tested[k] as number);
+    live = some;
+    break;
+  }
   for (const m of merged) {
     const me = findPr(s, m);
     if (deps.includes(m) || tested.includes(m) || me === undefined) continue;
@@ -151,9 +169,9 @@ export function staleReason(
   // (Every PR of the group on the line: what depsOfGroup would find, without looking again.)
   const expected = at === null ? depsOfGroup(s, live) : depsOnLine(s, line as Line, at, live);
   if (sameList(deps, expected)) return null;
-  const actual = deps.filter((n) => pr(s, n).state !== 'merged');
-  const left = firstNotIn(actual, expected);
+  const left = firstUnmergedNotIn(s, deps, expected);
   if (left !== undefined) return `PR #${left} ahead of it left the queue`;
+  const actual = deps.filter((n) => pr(s, n).state !== 'merged');
   // Both lists are free of duplicates and actual is within expected: equal sizes mean equal sets.
   if (actual.length === expected.length) return null;
   const added = firstNotIn(expected, actual);
@@ -211,7 +229,7 @@ function depsOnLine(s: QueueState, line: Line, at: readonly number[], group: rea
     return ahead;
   }
   const members = group.map((n) => ({ e: pr(s, n), at: line.prs.indexOf(n, at[0]) }));
-  return reachBack(s, line.prs, start, group, members, false);
+  return reachBack(s, line.prs, start, group, members, false, line.targets);
 }
 
 /**
@@ -270,6 +288,29 @@ function firstNotIn(a: readonly number[], b: readonly number[]): number | undefi
   let p = 0;
   while (p < a.length && p < b.length && a[p] === b[p]) p += 1;
   for (let i = p; i < a.length; i += 1) if (b.indexOf(a[i] as number, p) < 0) return a[i];
+  return undefined;
+}
+
+/**
+ * firstNotIn(deps without its merged PRs, b), looking up only as many of deps' entries as it walks: a
+ * stale run's lists differ early, so most of them are never looked at.
+ */
+function firstUnmergedNotIn(
+  s: QueueState,
+  deps: readonly number[],
+  b: readonly number[],
+): number | undefined {
+  let p = 0;
+  let common = true;
+  for (const n of deps) {
+    if (pr(s, n).state === 'merged') continue;
+    if (common && p < b.length && b[p] === n) {
+      p += 1;
+      continue;
+    }
+    common = false;
+    if (b.indexOf(n, p) < 0) return n;
+  }
   return undefined;
 }
 

@@ -2,7 +2,7 @@ import { bisectionOf, segmentFailed, startBisection } from './bisect.ts';
 import { busyOrdered, type Ctx, findRun, isAside, ordered, pr, setPrState } from './context.ts';
 import { depsOf, type Line, mergedSince, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
-import type { PrEntry, TestRun } from './types.ts';
+import type { ImpactedTargets, PrEntry, TestRun } from './types.ts';
 
 /**
  * Runs whose predicted base changed are superseded; their PRs go back to pending (restart).
@@ -89,11 +89,22 @@ function queueLine(ctx: Ctx): Line {
   const { s } = ctx;
   const { end } = busyOrdered(ctx);
   const prs: number[] = [];
+  if (s.settings.mode === 'single') {
+    for (let i = 0; i < end; i += 1) {
+      const n = s.order[i] as number;
+      if (!isAside(s, pr(s, n))) prs.push(n);
+    }
+    return { prs, from: 0 };
+  }
+  const targets: (ImpactedTargets | undefined)[] = [];
   for (let i = 0; i < end; i += 1) {
     const n = s.order[i] as number;
-    if (!isAside(s, pr(s, n))) prs.push(n);
+    const e = pr(s, n);
+    if (isAside(s, e)) continue;
+    prs.push(n);
+    targets.push(e.impactedTargets?.targets);
   }
-  return { prs, from: 0 };
+  return { prs, from: 0, targets };
 }
 
 /**

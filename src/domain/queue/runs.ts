@@ -2,7 +2,6 @@ import { addRun, type Ctx, nextId, pr } from './context.ts';
 import type { CheckReport, VerdictOverride } from './events.ts';
 import type {
   CheckResult,
-  ImpactedTargets,
   PrHead,
   QueueState,
   RequiredStatusesSource,
@@ -18,20 +17,69 @@ export function resolveRequired(s: QueueState): { statuses: string[]; source: Re
   return { statuses: [...(r.branchProtection ?? [])], source: 'repo_provider_branch_protection' };
 }
 
-/** Union of impacted targets of some PRs (`prs`, then `more`), or null if none of them uploaded any. */
-function targetsOf(s: QueueState, prs: readonly number[], more: readonly number[] = []): string[] | null {
-  const lists: ImpactedTargets[] = [];
-  for (const list of [prs, more]) {
-    for (const n of list) {
-      const t = pr(s, n).impactedTargets;
-      if (t !== null) lists.push(t.targets);
-    }
+/**
+ * What targetsOf needs of some PRs' impacted targets: whether any uploaded some, whether one of them is
+ * "ALL", and the union of the named ones (the answer does not depend on the PRs' order).
+ */
+interface TargetUnion {
+  any: boolean;
+  all: boolean;
+  names: Set<string>;
+}
+
+function addTargets(s: QueueState, u: TargetUnion, prs: readonly number[], from = 0): void {
+  for (let i = from; i < prs.length; i += 1) {
+    const t = pr(s, prs[i] as number).impactedTargets;
+    if (t === null) continue;
+    u.any = true;
+    if (t.targets === 'ALL') u.all = true;
+    else for (const name of t.targets) u.names.add(name);
   }
-  if (lists.length === 0) return null;
-  if (lists.includes('ALL')) return ['ALL'];
-  const names = new Set<string>();
-  for (const l of lists) for (const name of l) names.add(name);
-  return [...names].sort();
+}
+
+/** Union of impacted targets of some PRs (`prs`, then `more`), or null if none of them uploaded any. */
+function targetsOf(
+  s: QueueState,
+  prs: readonly number[],
+  more: readonly number[] = [],
+  known?: TargetUnion,
+): string[] | null {
+  const u: TargetUnion = known
+    ? { any: known.any, all: known.all, names: new Set(known.names) }
+    : { any: false, all: false, names: new Set() };
+  if (!known) addTargets(s, u, prs);
+  addTargets(s, u, more);
+  if (!u.any) return null;
+  if (u.all) return ['ALL'];
+  return [...u.names].sort();
+}
+
+/**
+ * The heads and targets of a run's dependsOn, kept for the next run: startRuns passes the same list of
+ * the PRs ahead to each run it starts, only longer (pushed onto), so each run adds only the PRs the
+ * last one did not have. Heads and targets change only in the event's handler, never in reconcile.
+ */
+export interface DepsMemo {
+  deps: readonly number[];
+  length: number;
+  heads: PrHead[];
+  targets: TargetUnion;
+}
+
+function depsMemo(ctx: Ctx, deps: readonly number[]): DepsMemo {
+  let memo = ctx.depsMemo;
+  if (memo === null || memo.deps !== deps || memo.length > deps.length) {
+    memo = { deps, length: 0, heads: [], targets: { any: false, all: false, names: new Set() } };
+    ctx.depsMemo = memo;
+  }
+  const { s } = ctx;
+  for (let i = memo.length; i < deps.length; i += 1) {
+    const n = deps[i] as number;
+    memo.heads.push({ number: n, sha: pr(s, n).headSha });
+  }
+  addTargets(s, memo.targets, deps, memo.length);
+  memo.length = deps.length;
+  return memo;
 }
 
 export interface NewRun {
@@ -41,10 +89,12 @@ export interface NewRun {
   parentRunId: string | null;
 }
 
-/** The heads of the PRs a test branch merges, in order: what it depends on, then what it tests. */
-function headsOf(s: QueueState, deps: readonly number[], tested: readonly number[]): PrHead[] {
-  const heads: PrHead[] = [];
-  for (const n of deps) heads.push({ number: n, sha: pr(s, n).headSha });
+/**
+ * The heads of the PRs a test branch merges, in order: what it depends on (the memo's, whose head
+ * objects runs share: nothing writes one), then what it tests.
+ */
+function headsOf(s: QueueState, memo: DepsMemo, tested: readonly number[]): PrHead[] {
+  const heads = memo.heads.slice();
   for (const n of tested) heads.push({ number: n, sha: pr(s, n).headSha });
   return heads;
 }
@@ -55,19 +105,20 @@ export function createRun(ctx: Ctx, spec: NewRun): TestRun {
   const id = nextId(s);
   const first = spec.tested[0] ?? 0;
   const required = resolveRequired(s);
+  const memo = depsMemo(ctx, spec.dependsOn);
   const run: TestRun = {
     id,
     kind: spec.kind,
     parentRunId: spec.parentRunId,
     tested: [...spec.tested],
     dependsOn: [...spec.dependsOn],
-    prHeads: headsOf(s, spec.dependsOn, spec.tested),
+    prHeads: headsOf(s, memo, spec.tested),
     baseSha: s.targetHead,
     testBranch: `${s.settings.testBranchPrefix}/pr-${first}/${id}`,
     testBranchSha: null,
     requiredStatuses: required.statuses,
     requiredStatusesSource: required.source,
-    impactedTargets: targetsOf(s, spec.dependsOn, spec.tested),
+    impactedTargets: targetsOf(s, spec.dependsOn, spec.tested, memo.targets),
     impactedTargetsForTestedPrs: targetsOf(s, spec.tested),
     createdAt: now,
     deadline: now + s.settings.testingTimeoutMinutes * 60_000,

@@ -88,7 +88,8 @@ export function startRuns(ctx: Ctx): boolean {
       changed = true;
     }
     if (single) {
-      const after = pr(s, n);
+      // (Its entry was copied only if it started: preempt and formGroup write no pending PR's entry.)
+      const after = group !== null ? pr(s, n) : e;
       if (!isAside(s, after)) {
         ahead.push(n);
         // Every PR behind a pending one waits for it: nothing further back can start.
