@@ -5,22 +5,28 @@ import {
   findRun,
   isActive,
   isAside,
+  isTerminal,
   moveInOrder,
   pr,
   runList,
   setPrState,
+  writablePr,
 } from './context.ts';
-import { depsOfGroup } from './graph.ts';
 import { createRun, resolveRequired } from './runs.ts';
-import type { Bisection, BisectNode, PrEntry, TestRun } from './types.ts';
+import type { Bisection, BisectNode, PrEntry, RunFailure, TestRun } from './types.ts';
 
 /**
- * Bisection of a failed batch on the side (mergequeue.md §5). The batch leaves the line at once: its PRs
- * wait aside (testing, on the failed run), so the runs behind are rebuilt without them. Each segment is
- * tested in the line, on top of what is being tested there (the base it would merge onto): a passing
- * segment is proven and merges in line order; a failing one goes aside again and is halved, until
- * single PRs are found. With bisection_skip_redundant_tests the right half waits for the left: if the
- * left passes, the right is known to fail without a run.
+ * Bisection of a failed batch on the side (mergequeue.md §5; issue 26). The batch leaves the line at
+ * once: its PRs wait aside (testing, on the failed run), so the runs behind are rebuilt without them.
+ * Each segment runs in the bisection pool on the target branch as it is (its base is merged history,
+ * dependsOn is empty) plus its own PRs, and its PRs stay aside meanwhile: no run is ever built on a
+ * segment, so a segment never restarts the line and the line never restarts it. A segment run is
+ * evidence for ejection only and proves nothing: a passing segment merges nothing, its PRs are cleared
+ * and go back to the line behind every PR under test or waiting to merge (ahead of fresh PRs), to merge
+ * through a passing main run like any PR; a failing one is conclusive (nothing but merged history is
+ * under it): a single PR is ejected, more are halved. The right half waits for the left: with
+ * bisection_skip_redundant_tests, if the left passes the right is known to fail without a run; otherwise
+ * it is then tested on top of the left half's PRs (still off the line, still proving nothing).
  */
 export function startBisection(ctx: Ctx, failed: TestRun, members: number[]): void {
   const root: BisectNode = {
@@ -39,13 +45,18 @@ function setAside(ctx: Ctx, e: PrEntry, rootId: string): void {
   setPrState(ctx, e, 'testing', `bisecting failed batch (run ${rootId})`, rootId);
 }
 
-/** Stop bisecting a batch run: its PRs still aside go back to the line; segments under test carry on. */
+/**
+ * Stop bisecting a batch run: its PRs still aside (waiting, or under test in a segment) go back to the
+ * line; the segment runs, no longer needed, are cancelled by cleanupRuns.
+ */
 export function abortBisection(ctx: Ctx, parentRunId: string): void {
-  const before = ctx.s.bisections.length;
-  ctx.s.bisections = ctx.s.bisections.filter((b) => b.parentRunId !== parentRunId);
-  if (ctx.s.bisections.length === before) return;
+  const b = bisectionOf(ctx, parentRunId);
+  if (b === undefined) return;
+  ctx.s.bisections = ctx.s.bisections.filter((x) => x !== b);
+  const runs = new Set<string>([parentRunId]);
+  for (const node of b.nodes) if (node.status === 'running' && node.runId !== null) runs.add(node.runId);
   for (const e of busyOrdered(ctx).entries) {
-    if (e.state === 'testing' && e.runId === parentRunId) {
+    if (e.state === 'testing' && e.runId !== null && runs.has(e.runId)) {
       setPrState(ctx, e, 'pending', `bisection of batch run ${parentRunId} stopped; retesting`);
     }
   }
@@ -64,15 +75,14 @@ export function segmentOf(ctx: Ctx, runId: string): { b: Bisection; node: Bisect
   return undefined;
 }
 
-/** A segment's run went stale before its result counted: its PRs go aside again to be retested. */
+/** A segment's run was stopped (the target moved outside the queue, a restart): it waits to run again. */
 export function requeueSegment(ctx: Ctx, runId: string, reason: string): boolean {
   const found = segmentOf(ctx, runId);
   if (!found) return false;
   found.node.status = 'waiting';
   found.node.runId = null;
-  found.node.retry = true;
   for (const e of busyOrdered(ctx).entries) {
-    if (e.runId === runId || e.proofRunId === runId) {
+    if (e.runId === runId) {
       setPrState(
         ctx,
         e,
@@ -85,60 +95,90 @@ export function requeueSegment(ctx: Ctx, runId: string, reason: string): boolean
   return true;
 }
 
-/** A segment failed (settled like any failed run): a single PR is the culprit, more are halved. */
-export function segmentFailed(ctx: Ctx, run: TestRun, members: PrEntry[]): boolean {
+/**
+ * A segment run reported (handlers-run.ts: finishRun). Passed: its PRs are cleared and go back to the
+ * line (nothing merges on a segment run). Failed: conclusive, its base being merged history (and, with
+ * optimizationMode off, halves that passed on it): a single PR is ejected, more go aside again to be
+ * halved; a merge conflict ejects the conflicting PR and sends the rest of the batch back to the line.
+ */
+export function segmentFinished(ctx: Ctx, run: TestRun, result: 'succeeded' | RunFailure): void {
   const found = segmentOf(ctx, run.id);
-  if (!found) return false;
+  if (!found) return;
   const { b, node } = found;
+  const members: PrEntry[] = [];
+  for (const n of node.prs) {
+    const e = pr(ctx.s, n);
+    if (e.state === 'testing' && e.runId === run.id) members.push(e);
+  }
+  // A PR left the segment meanwhile, or a segment tested in the line by an older engine: advanceBisections
+  // finds the bisection incoherent and stops it.
+  if (members.length !== node.prs.length || !offLine(run, node)) return;
+  if (result === 'succeeded') {
+    node.status = 'passed';
+    clearSegment(ctx, b, run, members);
+    return;
+  }
+  if (result.conflictPr !== null) {
+    for (const e of members) {
+      if (e.number === result.conflictPr) setPrState(ctx, e, 'failed', result.reason);
+      else setPrState(ctx, e, 'pending', `retesting without PR #${result.conflictPr} (merge conflict)`);
+    }
+    abortBisection(ctx, b.parentRunId);
+    return;
+  }
   node.status = 'failed';
-  const reason = run.failure?.reason ?? 'tests failed';
   for (const e of members) {
     if (node.prs.length === 1) {
-      setPrState(ctx, e, 'failed', `bisection of batch run ${b.parentRunId} found it failing: ${reason}`);
+      const on =
+        run.dependsOn.length === 0 ? '' : ` on top of ${run.dependsOn.map((n) => `#${n}`).join(', ')}`;
+      const why = `it failed alone on ${ctx.s.branch}${on} in run ${run.id}: ${result.reason}`;
+      setPrState(ctx, e, 'failed', `bisection of batch run ${b.parentRunId} found it failing: ${why}`);
     } else {
       setAside(ctx, e, b.parentRunId);
     }
   }
+}
+
+/** Whether a segment's run is one of this engine's: tested off the line, on the PRs its node allows. */
+function offLine(run: TestRun, node: BisectNode): boolean {
+  if (run.kind !== 'bisection') return false;
+  for (const n of run.dependsOn) if (!(node.on ?? []).includes(n)) return false;
   return true;
 }
 
-/** Record a result on a node of a bisection started before segments were tested in the line. */
-export function onBisectionRunResult(ctx: Ctx, run: TestRun): void {
-  for (const b of ctx.s.bisections) {
-    const node = b.nodes.find((n) => n.runId === run.id && n.status === 'running');
-    if (node) node.status = run.status === 'succeeded' ? 'passed' : 'failed';
+/**
+ * A passing segment's PRs go back to the line, cleared: behind the last PR under test or waiting to
+ * merge (so no branch under test changes) and behind the PRs cleared before them, ahead of fresh PRs.
+ */
+function clearSegment(ctx: Ctx, b: Bisection, run: TestRun, members: readonly PrEntry[]): void {
+  const { s } = ctx;
+  moveInOrder(
+    ctx,
+    members.map((e) => e.number),
+    (rest) => {
+      let at = 0;
+      for (let i = 0; i < rest.length; i += 1) {
+        const e = pr(s, rest[i] as number);
+        if (e.state !== 'pending' && !isAside(s, e)) at = i + 1;
+      }
+      while (at < rest.length && pr(s, rest[at] as number).cleared === true) at += 1;
+      return at;
+    },
+  );
+  const reason = `cleared by bisection run ${run.id} of failed batch run ${b.parentRunId}; back in the line to be tested in a batch`;
+  for (const e of members) {
+    setPrState(ctx, e, 'pending', reason);
+    writablePr(ctx, pr(s, e.number)).cleared = true;
   }
 }
 
 /**
- * Start the waiting segments of every bisection. The engine calls it once everything else settled (stale
- * runs restarted, free slots filled), so a segment lands behind what the line really tests.
+ * Start the waiting segments of every bisection, while the bisection pool has a free slot: each on the
+ * target branch as it is, plus its own PRs (segmentBase).
  */
 export function startSegments(ctx: Ctx): boolean {
   let changed = false;
-  for (const b of ctx.s.bisections) changed = startNodes(ctx, b, false) || changed;
-  return changed;
-}
-
-/** PRs of failed batches not settled yet (aside, or tested in a segment). */
-function bisecting(ctx: Ctx): number {
-  let n = 0;
-  for (const b of ctx.s.bisections) {
-    for (const x of b.nodes[0]?.prs ?? []) if (pr(ctx.s, x).state === 'testing') n += 1;
-  }
-  return n;
-}
-
-/**
- * Start the segments whose run went stale (a run ahead failed), before the runs that restart with them,
- * once more PRs wait in bisections than twice what the line tests at once (2 × concurrency ×
- * batchingMinSize): they
- * land on the proven part of the line, so failures ahead of them cannot starve the bisections.
- */
-export function restartSegments(ctx: Ctx): boolean {
-  if (bisecting(ctx) <= 2 * ctx.s.settings.concurrency * ctx.s.settings.batchingMinSize) return false;
-  let changed = false;
-  for (const b of ctx.s.bisections) changed = startNodes(ctx, b, true) || changed;
+  for (const b of ctx.s.bisections) changed = startNodes(ctx, b) || changed;
   return changed;
 }
 
@@ -151,9 +191,8 @@ export function advanceBisections(ctx: Ctx): boolean {
       changed = true;
       continue;
     }
-    changed = settleRunning(ctx, b) || changed;
-    changed = splitFailed(ctx, b) || changed;
-    changed = unblock(b) || changed;
+    changed = splitFailed(b) || changed;
+    changed = unblock(ctx, b) || changed;
     changed = ejectCulprits(ctx, b) || changed;
     const settled = (n: BisectNode) =>
       n.status === 'passed' || (n.status === 'failed' && (n.split || n.prs.length < 2));
@@ -167,8 +206,9 @@ export function advanceBisections(ctx: Ctx): boolean {
 
 /**
  * Whether the bisection can go on: every PR of a node not yet under test waits aside on it, and every
- * running node's PRs are on its run (or proven). Anything else (a PR cancelled, a segment cleared or
- * restarted from outside, a state saved by an older engine) stops it, and its PRs are retested in line.
+ * running node's PRs are under test in its run, a segment run on the target branch alone. Anything else
+ * (a PR cancelled, a segment restarted from outside, a state saved by an older engine, whose segments
+ * ran in the line) stops it, and its PRs are retested in line.
  */
 function coherent(ctx: Ctx, b: Bisection): boolean {
   const { s } = ctx;
@@ -181,32 +221,22 @@ function coherent(ctx: Ctx, b: Bisection): boolean {
     if (node.status === 'waiting' || node.status === 'blocked') return node.prs.every(asideHere);
     if (node.status === 'failed' && !node.split && node.prs.length > 1) return node.prs.every(asideHere);
     if (node.status !== 'running') return true;
-    if (node.runId === null || findRun(s, node.runId) === undefined) return false;
+    const run = findRun(s, node.runId);
+    if (run === undefined || !offLine(run, node)) return false;
     return node.prs.every((n) => {
       const e = s.prs.get(n);
-      if (e === undefined) return false;
-      if (e.runId === node.runId || e.proofRunId === node.runId) return true;
-      return e.state === 'tests_passed' || e.state === 'merged';
+      return e !== undefined && e.state === 'testing' && e.runId === node.runId;
     });
   });
 }
 
-/** A running segment passed once all its PRs are proven (by its run, or cleared by a run behind). */
-function settleRunning(ctx: Ctx, b: Bisection): boolean {
-  let changed = false;
-  for (const node of b.nodes) {
-    if (node.status !== 'running') continue;
-    const proven = node.prs.every((n) => ['tests_passed', 'merged'].includes(pr(ctx.s, n).state));
-    if (proven) {
-      node.status = 'passed';
-      changed = true;
-    }
-  }
-  return changed;
-}
-
-function splitFailed(ctx: Ctx, b: Bisection): boolean {
-  const skip = ctx.s.settings.optimizationMode === 'bisection_skip_redundant_tests';
+/**
+ * Split failed nodes in two halves. The right half waits for the left (blocked): with
+ * bisection_skip_redundant_tests it is known to fail if the left passes; otherwise it is then tested on
+ * top of the left half's PRs, so that a failure that needs both halves is still found (two halves
+ * passing each on their own would clear the batch, which would fail again in the line, for ever).
+ */
+function splitFailed(b: Bisection): boolean {
   let changed = false;
   b.nodes.forEach((node, i) => {
     if (node.status !== 'failed' || node.split || node.prs.length < 2) return;
@@ -219,25 +249,31 @@ function splitFailed(ctx: Ctx, b: Bisection): boolean {
       runId: null,
       inferred: false,
       split: false,
+      ...(node.on === undefined ? {} : { on: node.on }),
     });
-    b.nodes.push(
-      half(node.prs.slice(0, mid), 'waiting'),
-      half(node.prs.slice(mid), skip ? 'blocked' : 'waiting'),
-    );
+    b.nodes.push(half(node.prs.slice(0, mid), 'waiting'), half(node.prs.slice(mid), 'blocked'));
     changed = true;
   });
   return changed;
 }
 
-/** A blocked right half: known to fail if its left sibling passed, else it must be tested. */
-function unblock(b: Bisection): boolean {
+/**
+ * A blocked right half, once its left sibling settled: failed, it is tested on its own; passed, it is
+ * known to fail (bisection_skip_redundant_tests) or tested on top of the left half's PRs.
+ */
+function unblock(ctx: Ctx, b: Bisection): boolean {
+  const skip = ctx.s.settings.optimizationMode === 'bisection_skip_redundant_tests';
   let changed = false;
   b.nodes.forEach((node, i) => {
     const left = b.nodes[i - 1];
     if (node.status !== 'blocked' || !left || left.parent !== node.parent) return;
-    if (left.status === 'passed') {
+    if (left.status === 'passed' && skip) {
       node.status = 'failed';
       node.inferred = true;
+      changed = true;
+    } else if (left.status === 'passed') {
+      node.status = 'waiting';
+      node.on = [...(node.on ?? []), ...left.prs];
       changed = true;
     } else if (left.status === 'failed') {
       node.status = 'waiting';
@@ -262,31 +298,38 @@ function ejectCulprits(ctx: Ctx, b: Bisection): boolean {
   return changed;
 }
 
-/** Start waiting segments at the end of what the line is testing, on top of it (the base they merge onto). */
-function startNodes(ctx: Ctx, b: Bisection, retriesOnly: boolean): boolean {
+/**
+ * The PRs a segment is tested on top of, on the target branch: those of node.on (cleared halves) not
+ * merged yet (the merged ones are in the target branch) and still queued.
+ */
+function segmentBase(ctx: Ctx, node: BisectNode): number[] {
+  const base: number[] = [];
+  for (const n of node.on ?? []) {
+    const state = ctx.s.prs.get(n)?.state;
+    if (state !== undefined && state !== 'merged' && !isTerminal(state) && state !== 'not_ready')
+      base.push(n);
+  }
+  return base;
+}
+
+/**
+ * Start waiting segments in the bisection pool, each on the target branch plus its own PRs (and, with
+ * optimizationMode off, a right half on top of its cleared left half), off the line.
+ */
+function startNodes(ctx: Ctx, b: Bisection): boolean {
   const { s } = ctx;
   // A run without required statuses could prove nothing: the bisection waits until the queue has some.
   if (!canStartRuns(s) || resolveRequired(s).statuses.length === 0) return false;
   let changed = false;
   for (const node of b.nodes) {
-    const running = runList(ctx).filter((r) => r.kind === 'bisection' && isActive(r)).length;
-    if (node.status !== 'waiting' || running >= s.settings.bisectionConcurrency) continue;
-    if (retriesOnly && node.retry !== true) continue;
-    // Behind the last PR of the line that is not pending. The order holds only pending and busy PRs, all
-    // busy ones ahead of busyOrdered's end, so the walk back starts there (the order without the
-    // segment's PRs only moves PRs forward).
-    const { end } = busyOrdered(ctx);
-    moveInOrder(ctx, node.prs, (rest) => {
-      for (let i = Math.min(end, rest.length) - 1; i >= 0; i -= 1) {
-        const e = pr(s, rest[i] as number);
-        if (e.state !== 'pending' && !isAside(s, e)) return i + 1;
-      }
-      return 0;
-    });
+    if (node.status !== 'waiting') continue;
+    let running = 0;
+    for (const r of runList(ctx)) if (r.kind === 'bisection' && isActive(r)) running += 1;
+    if (running >= s.settings.bisectionConcurrency) break;
     const run = createRun(ctx, {
       kind: 'bisection',
       tested: node.prs,
-      dependsOn: depsOfGroup(s, node.prs),
+      dependsOn: segmentBase(ctx, node),
       parentRunId: b.parentRunId,
     });
     for (const n of node.prs) {
@@ -294,7 +337,7 @@ function startNodes(ctx: Ctx, b: Bisection, retriesOnly: boolean): boolean {
         ctx,
         pr(s, n),
         'testing',
-        `testing a segment of failed batch run ${b.parentRunId} in run ${run.id}`,
+        `testing a segment of failed batch run ${b.parentRunId} on ${s.branch} in run ${run.id}`,
         run.id,
       );
     }

@@ -147,12 +147,13 @@ export function runList(ctx: Ctx): readonly TestRun[] {
 
 /**
  * A PR of a failed batch bisected on the side: out of the line (no run is built on it) until a segment
- * holding it is tested. It is testing and waits on a run that ended (the batch run being bisected).
+ * holding it passes (bisect.ts). It is testing and waits on a run that ended (the batch run being
+ * bisected) or on a bisection run (its segment, tested on the target branch off the line).
  */
 export function isAside(s: QueueState, e: PrEntry): boolean {
   if (e.state !== 'testing' || e.runId === null) return false;
   const run = s.runs[e.runId];
-  return run === undefined || !isActive(run);
+  return run === undefined || !isActive(run) || run.kind === 'bisection';
 }
 
 /** Move PRs within the queue order to index i of the order without them (keeping their own order). */

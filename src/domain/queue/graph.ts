@@ -119,7 +119,8 @@ export interface Line {
 
 /**
  * Why a run no longer tests what would be merged (its predicted base changed), or null if it still does.
- * A bisection segment is tested in the line like any run and judged the same way.
+ * (Bisection segments are tested off the line and prove nothing: resolve.ts checks them only for a move of
+ * the target outside the queue.)
  * `merged`, when given, is mergedSince(s, run.baseSha) (the caller keeps it per base).
  */
 export function staleReason(

@@ -1,4 +1,4 @@
-import { abortBisection, onBisectionRunResult } from './bisect.ts';
+import { abortBisection, segmentFinished } from './bisect.ts';
 import { type Ctx, findRun, isActive, isAside, pr, runList, setPrState, writableRun } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import { judgeChecks, mergeChecks, missingChecks } from './runs.ts';
@@ -52,13 +52,14 @@ export function finishRun(ctx: Ctx, finished: TestRun, result: 'succeeded' | Run
   const run = writableRun(ctx, finished);
   run.status = result === 'succeeded' ? 'succeeded' : result.kind === 'timed_out' ? 'cancelled' : 'failed';
   run.failure = result === 'succeeded' ? null : result;
+  // A segment of a bisection proves nothing: its result only clears or ejects its PRs (bisect.ts).
+  if (run.kind === 'bisection') {
+    segmentFinished(ctx, run, result);
+    return;
+  }
   const members = run.tested
     .map((n) => pr(ctx.s, n))
     .filter((e) => e.runId === run.id && e.state === 'testing');
-  if (run.kind === 'bisection' && members.length === 0) {
-    onBisectionRunResult(ctx, run);
-    return;
-  }
   for (const e of members) {
     if (result === 'succeeded') setPrState(ctx, e, 'tests_passed', `tests passed in run ${run.id}`, run.id);
     else setPrState(ctx, e, 'pending_failure', result.reason, run.id);

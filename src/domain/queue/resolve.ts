@@ -1,4 +1,4 @@
-import { bisectionOf, segmentFailed, startBisection } from './bisect.ts';
+import { bisectionOf, startBisection } from './bisect.ts';
 import { busyOrdered, type Ctx, findRun, isAside, ordered, pr, setPrState } from './context.ts';
 import { depsOf, type Line, mergedSince, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
@@ -144,10 +144,6 @@ export function resolveFailures(ctx: Ctx): boolean {
   let changed = false;
   for (const { run, members } of failedGroups(ctx)) {
     if (staleReason(ctx.s, run) !== null || mustWait(ctx, run)) continue;
-    if (run.failure?.conflictPr == null && segmentFailed(ctx, run, members)) {
-      changed = true;
-      continue;
-    }
     blame(ctx, run, members);
     changed = true;
   }

@@ -1,6 +1,6 @@
 import type { QueueAction } from './actions.ts';
 import { admitReady, completeModeSwitch, explainWaiting } from './admission.ts';
-import { advanceBisections, restartSegments, startSegments } from './bisect.ts';
+import { advanceBisections, startSegments } from './bisect.ts';
 import { type Ctx, newCtx } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import {
@@ -93,7 +93,7 @@ function apply<T extends QueueEvent['type']>(ctx: Ctx, ev: Extract<QueueEvent, {
 
 /**
  * Bring the queue to a consistent state: restart stale runs, settle failures, admit, merge, start; then
- * start bisection segments, at the end of a line that is settled.
+ * start bisection segments in their own pool, on the target branch.
  */
 function reconcile(ctx: Ctx): void {
   const rounds = [
@@ -105,7 +105,6 @@ function reconcile(ctx: Ctx): void {
     admitReady,
     explainWaiting,
     mergeNext,
-    restartSegments,
     startRuns,
     cleanupRuns,
   ];

@@ -105,6 +105,12 @@ export interface PrEntry extends PrSnapshot {
    * states saved before readiness looked at it (nothing reported).
    */
   headChecks?: CheckResult[];
+  /**
+   * A bisection segment holding it passed on the target branch (bisect.ts: segmentFinished): not known
+   * to be bad, so it is taken into the next batch ahead of fresh PRs without counting towards the batch
+   * size. A scheduling hint only: it proves nothing (only a main run does). Absent otherwise.
+   */
+  cleared?: true;
 }
 
 /** building is internal (API: in_progress): the test branch is being assembled. */
@@ -137,6 +143,10 @@ export interface PrHead {
 
 export interface TestRun {
   id: string;
+  /**
+   * main: a run of the line, which proves what it tests. bisection: a segment of a failed batch, tested
+   * on the target branch alone (no dependsOn) off the line; evidence for ejection only, it proves nothing.
+   */
   kind: 'main' | 'bisection';
   /** For bisection runs: the failed batch run being bisected. */
   parentRunId: string | null;
@@ -169,8 +179,11 @@ export interface BisectNode {
   /** Result deduced without a run (bisection_skip_redundant_tests). */
   inferred: boolean;
   split: boolean;
-  /** Its segment's run went stale once: it starts again ahead of the runs that restart with it. */
-  retry?: true;
+  /**
+   * PRs its segment is tested on top of, on the target branch (optimizationMode off: a right half goes
+   * on top of its left sibling once that passed, and halves inherit it). Absent: the target branch alone.
+   */
+  on?: number[];
 }
 
 export interface Bisection {

@@ -81,8 +81,13 @@ class World {
   /** Whether the forge refuses a merge whose expectedTargetSha is not the tip (the real forges do). */
   readonly cas: boolean;
   merges = 0;
-  /** Merges proven by a bisection segment (a failed batch's good part, tested in the line). */
-  segmentMerges = 0;
+  /**
+   * Merges of PRs a bisection segment cleared (a failed batch's good part: its segment passed on the
+   * target branch, off the line, and the PR went back to the line to be proven by a main run).
+   */
+  clearedMerges = 0;
+  /** PRs a bisection ejected: their segment failed alone, or its left sibling passed (inferred). */
+  segmentEjections = 0;
   /** Batches grown past batchingMinSize (batchingMaxSize). */
   grownBatches = 0;
   /**
@@ -137,9 +142,21 @@ class World {
     for (const a of actions) {
       if (a.type === 'merge_pr') {
         this.checkMerge(a, before, state);
-        const proof = state.runs[state.prs.get(a.prNumber)?.proofRunId ?? ''];
-        if (proof?.kind === 'bisection') this.segmentMerges += 1;
+        const entry = state.prs.get(a.prNumber);
+        const proof = state.runs[entry?.proofRunId ?? ''];
+        // Only main runs prove: a segment run is evidence for ejection only.
+        if (!a.direct && proof?.kind !== 'main')
+          throw new Violation(
+            `merge of PR #${a.prNumber} on ${proof?.kind ?? 'no'} run ${entry?.proofRunId}`,
+          );
+        if (entry?.cleared === true) this.clearedMerges += 1;
       }
+      if (
+        a.type === 'report_pr_state' &&
+        a.state === 'failed' &&
+        a.reason.startsWith('bisection of batch run')
+      )
+        this.segmentEjections += 1;
       if (a.type === 'create_test_run' && a.testedPrs.length > state.settings.batchingMinSize)
         this.grownBatches += 1;
       if (a.type === 'create_test_run') {
@@ -594,21 +611,24 @@ describe('merge queue engine, property', () => {
     `never merges untested code: ${RUNS} random event sequences`,
     () => {
       let merges = 0;
-      let segmentMerges = 0;
+      let clearedMerges = 0;
+      let segmentEjections = 0;
       let grownBatches = 0;
       fc.assert(
         fc.property(fc.oneof(sequences, batchSequences), ([settings, req, moves]) => {
           const w = play(settings, req, moves);
           merges += w.merges;
-          segmentMerges += w.segmentMerges;
+          clearedMerges += w.clearedMerges;
+          segmentEjections += w.segmentEjections;
           grownBatches += w.grownBatches;
         }),
         { numRuns: RUNS },
       );
-      // The sequences must actually reach merges, bisection segments merging and grown batches, or the
-      // property says nothing about them.
+      // The sequences must actually reach merges, PRs cleared by a bisection segment merging (through a
+      // main run), PRs a bisection ejected and grown batches, or the property says nothing about them.
       expect(merges).toBeGreaterThan(RUNS / 20);
-      expect(segmentMerges).toBeGreaterThan(RUNS / 100);
+      expect(clearedMerges).toBeGreaterThan(RUNS / 100);
+      expect(segmentEjections).toBeGreaterThan(RUNS / 100);
       expect(grownBatches).toBeGreaterThan(RUNS / 1000);
     },
     120_000 + RUNS * 20,
