@@ -1189,5 +1189,10 @@ export function policyFor(s: {
     optimistic: s.antiFlake ?? false,
     pendingFailureDepth: s.antiFlake ? 1 : 0,
     lanes: s.targets,
+    // The engine's bisection since session 22: segments on the target branch off the line, cleared PRs
+    // back in the line ahead of fresh ones without counting towards the batch size.
+    ...(s.batchSize !== undefined && s.batchSize > 1
+      ? { sideSegments: 'head' as const, clearedRideFree: true }
+      : {}),
   };
 }
