@@ -117,7 +117,8 @@ function batchSize(ctx: Ctx, active: number): number {
  * The PRs tested together starting at n: n alone without batching (or with noBatch); otherwise the
  * next pending PRs up to the target size, started once batchingMinSize are there or once the oldest
  * waited long enough. PRs a bisection segment cleared (back in the line ahead of fresh PRs) join on top
- * of the target size: they are not known to be bad, so they add little risk (issue 26).
+ * of the target size: they are not known to be bad, so they add little risk (issue 26); a batchingMaxSize
+ * the user set still bounds the whole batch.
  * A batch is a run of consecutive PRs: one that cannot join ends it, since a batch reaching past it
  * would test the PRs ahead of it on top of a PR behind them, a base they never merge onto.
  * In single mode no PR ahead of n is pending (startRuns starts n only then), so a PR joining the batch
@@ -129,6 +130,7 @@ function formGroup(ctx: Ctx, n: number, size: number): number[] | null {
   if (!s.settings.batch || first.noBatch) return [n];
   const group = [n];
   let fresh = first.cleared === true ? 0 : 1;
+  const cap = s.settings.batchingMaxSize ?? Number.POSITIVE_INFINITY;
   const single = s.settings.mode === 'single';
   const { order } = s;
   for (let i = order.indexOf(n) + 1; i < order.length; i += 1) {
@@ -136,7 +138,7 @@ function formGroup(ctx: Ctx, n: number, size: number): number[] | null {
     const e = pr(s, m);
     if (isAside(s, e)) continue;
     const counts = e.cleared !== true;
-    if (counts && fresh >= size) break;
+    if ((counts && fresh >= size) || group.length >= cap) break;
     if (e.state !== 'pending' || e.noBatch) break;
     if (!single && depsOf(s, m).some((d) => pr(s, d).state === 'pending' && !group.includes(d))) break;
     group.push(m);

@@ -254,6 +254,37 @@ describe('batching', () => {
     expect(q.stateOf(4)).toBe('failed');
   });
 
+  it('cleared PRs ride on top of the target size, but never past a batchingMaxSize the user set', () => {
+    const q = new Scenario({
+      settings: {
+        batch: true,
+        batchingMinSize: 2,
+        batchingMaxSize: 2,
+        concurrency: 2,
+        bisectionConcurrency: 2,
+        optimizationMode: 'bisection_skip_redundant_tests',
+      },
+    });
+    q.bad.add(4);
+    q.submitAll(1, 2, 3, 4, 5, 6, 7, 8);
+    q.fail(1); // as above: [1,2] leaves the line, its segment [1] passes and 1 is cleared
+    q.pass(1);
+    expect(q.state.order).toEqual([3, 4, 5, 6, 1, 7, 8]);
+    q.fail(3); // the next batch takes 1 and one fresh PR, not 1 on top of 7 and 8
+    const main = sorted(q.activeRuns()).filter((r) => r.kind === 'main');
+    expect(main.map((r) => r.tested)).toEqual([
+      [1, 7],
+      [5, 6],
+    ]);
+    const sizes = new Set<number>();
+    for (let i = 0; i < 6; i += 1) {
+      for (const r of q.activeRuns()) if (r.kind === 'main') sizes.add(r.tested.length);
+      q.settleCi();
+    }
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
+    expect(q.merged).toEqual(expect.arrayContaining([1, 3, 5, 6, 7, 8]));
+  });
+
   it('a failing segment is conclusive: it ejects its PR without restarting the runs under test', () => {
     const q = new Scenario({
       settings: { batch: true, batchingMinSize: 2, concurrency: 2, bisectionConcurrency: 2 },

@@ -7,7 +7,8 @@
  * what pruning took out, as JSON: any difference in a decision, an action, the state's bytes or what
  * is archived changes it. Re-recorded for issue 26's side segments (bisection segments tested on the
  * target branch off the line, a passing one clearing its PRs back into the line): the 83 of 600 digests
- * that changed were all of sequences that bisected a batch; the others are still 15bc818's. To record again (only for an intended change of behaviour), run runSequence
+ * that changed were all of sequences that bisected a batch; 2 more changed when a batchingMaxSize set by the
+ * user came to bound a batch with cleared PRs riding on it; the others are still 15bc818's. To record again (only for an intended change of behaviour), run runSequence
  * with the same seeds and write fixtures/engine-digests.json as [seed, pruned 1/0, first 16 hex digits].
  */
 import fs from 'node:fs';
