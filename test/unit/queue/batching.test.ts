@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextWakeAt, type TestRun } from '../../../src/domain/queue/index.ts';
+import { nextWakeAt, queueStateFromJson, type TestRun } from '../../../src/domain/queue/index.ts';
 import { Scenario, T0 } from './dsl.ts';
 
 const batching = { batch: true, batchingMinSize: 3, batchingMaxWaitTimeMinutes: 10 };
@@ -283,6 +283,37 @@ describe('batching', () => {
     }
     expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
     expect(q.merged).toEqual(expect.arrayContaining([1, 3, 5, 6, 7, 8]));
+  });
+
+  it('a segment saved by the previous engine (tested in the line) stops its bisection: nothing is cleared or inferred from it', () => {
+    const q = new Scenario({
+      settings: {
+        batch: true,
+        batchingMinSize: 2,
+        concurrency: 2,
+        bisectionConcurrency: 2,
+        optimizationMode: 'bisection_skip_redundant_tests',
+      },
+    });
+    q.bad.add(4);
+    q.submitAll(1, 2, 3, 4, 5, 6, 7, 8);
+    q.fail(1); // [1,2] leaves the line; its segment [1] runs
+    const segment = q.runOf(1);
+    expect(segment.kind).toBe('bisection');
+    // As the previous engine stored it: the segment built on the batches under test ahead of it.
+    const saved = JSON.parse(JSON.stringify(q.state)) as { runs: Record<string, { dependsOn: number[] }> };
+    (saved.runs[segment.id] as { dependsOn: number[] }).dependsOn = [3, 4, 5, 6];
+    q.state = queueStateFromJson(JSON.stringify(saved));
+    q.pass(1);
+    // Its pass proves nothing on the target branch: the bisection stops and both PRs are retested in the
+    // line, in a main run (with the segment trusted, 1 would be cleared and 2 inferred bad and ejected).
+    expect(q.state.bisections).toEqual([]);
+    expect(q.runOf(1).kind).toBe('main');
+    expect(q.runOf(2).id).toBe(q.runOf(1).id);
+    expect(q.state.prs.get(1)?.cleared).not.toBe(true);
+    for (let i = 0; i < 8; i += 1) q.settleCi();
+    expect(q.merged).toEqual(expect.arrayContaining([1, 2, 3, 5, 6, 7, 8]));
+    expect(q.merged).not.toContain(4);
   });
 
   it('a failing segment is conclusive: it ejects its PR without restarting the runs under test', () => {
