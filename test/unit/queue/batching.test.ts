@@ -10,6 +10,26 @@ const sorted = (runs: TestRun[]) =>
     (a, b) => a.kind.localeCompare(b.kind, 'en') * -1 || (a.tested[0] ?? 0) - (b.tested[0] ?? 0),
   );
 
+/**
+ * Batches of 2, two at a time, two bisection runs, bisection_skip_redundant_tests: PRs 1–8 submitted,
+ * 4 bad (the cleared-PR tests start from it).
+ */
+function eightWithFourBad(extra: { batchingMaxSize?: number } = {}): Scenario {
+  const q = new Scenario({
+    settings: {
+      batch: true,
+      batchingMinSize: 2,
+      ...extra,
+      concurrency: 2,
+      bisectionConcurrency: 2,
+      optimizationMode: 'bisection_skip_redundant_tests',
+    },
+  });
+  q.bad.add(4);
+  q.submitAll(1, 2, 3, 4, 5, 6, 7, 8);
+  return q;
+}
+
 describe('batching', () => {
   it('tests PRs together once batchingMinSize are pending, and merges each as its own commit', () => {
     const q = new Scenario({ settings: batching });
@@ -219,17 +239,7 @@ describe('batching', () => {
   });
 
   it('cleared PRs go back behind every run under test, and join the next batch on top of its fresh PRs', () => {
-    const q = new Scenario({
-      settings: {
-        batch: true,
-        batchingMinSize: 2,
-        concurrency: 2,
-        bisectionConcurrency: 2,
-        optimizationMode: 'bisection_skip_redundant_tests',
-      },
-    });
-    q.bad.add(4);
-    q.submitAll(1, 2, 3, 4, 5, 6, 7, 8);
+    const q = eightWithFourBad();
     q.fail(1); // [1,2] fails (a flake, as it turns out): it leaves the line, [3,4] and [5,6] run
     expect(sorted(q.activeRuns()).map((r) => [r.kind, q.contents(r)])).toEqual([
       ['main', { base: 'main-0', ahead: [], tested: [3, 4] }],
@@ -255,18 +265,7 @@ describe('batching', () => {
   });
 
   it('cleared PRs ride on top of the target size, but never past a batchingMaxSize the user set', () => {
-    const q = new Scenario({
-      settings: {
-        batch: true,
-        batchingMinSize: 2,
-        batchingMaxSize: 2,
-        concurrency: 2,
-        bisectionConcurrency: 2,
-        optimizationMode: 'bisection_skip_redundant_tests',
-      },
-    });
-    q.bad.add(4);
-    q.submitAll(1, 2, 3, 4, 5, 6, 7, 8);
+    const q = eightWithFourBad({ batchingMaxSize: 2 });
     q.fail(1); // as above: [1,2] leaves the line, its segment [1] passes and 1 is cleared
     q.pass(1);
     expect(q.state.order).toEqual([3, 4, 5, 6, 1, 7, 8]);
@@ -286,17 +285,7 @@ describe('batching', () => {
   });
 
   it('a segment saved by the previous engine (tested in the line) stops its bisection: nothing is cleared or inferred from it', () => {
-    const q = new Scenario({
-      settings: {
-        batch: true,
-        batchingMinSize: 2,
-        concurrency: 2,
-        bisectionConcurrency: 2,
-        optimizationMode: 'bisection_skip_redundant_tests',
-      },
-    });
-    q.bad.add(4);
-    q.submitAll(1, 2, 3, 4, 5, 6, 7, 8);
+    const q = eightWithFourBad();
     q.fail(1); // [1,2] leaves the line; its segment [1] runs
     const segment = q.runOf(1);
     expect(segment.kind).toBe('bisection');
