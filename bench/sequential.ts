@@ -56,7 +56,21 @@ function childLoop(
   n: number,
   budgetMs: number,
 ): Promise<{ times: number[]; failed: number }> {
-  const job = JSON.stringify({ requests, n, warmup: Math.min(50, Math.ceil(n / 5)), budgetMs });
+  return sequentialLoop(requests, n, Math.min(50, Math.ceil(n / 5)), budgetMs);
+}
+
+/**
+ * `warmup` then `n` requests one at a time from seq-client.mjs in a process of its own (it discards
+ * the answer's bytes as they arrive), without waiting for the machine to rest: the latencies (ms,
+ * unsorted) and the non-2xx count.
+ */
+export function sequentialLoop(
+  requests: readonly SequentialRequest[],
+  n: number,
+  warmup: number,
+  budgetMs: number,
+): Promise<{ times: number[]; failed: number }> {
+  const job = JSON.stringify({ requests, n, warmup, budgetMs });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'seq-client.mjs')], {
       stdio: ['pipe', 'pipe', 'pipe'],
