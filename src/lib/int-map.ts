@@ -19,6 +19,8 @@ export class IntMap<V> {
    * so the next key is there or just after it (or just before, walking back). Only a hint, checked on use (a frozen map still moves it).
    */
   #finger = 0;
+  /** Writes so far (set, delete): what was derived from the map holds while this stays the same. */
+  #version = 0;
 
   constructor(ks: number[] = [], vs: V[] = []) {
     this.#ks = ks;
@@ -35,6 +37,11 @@ export class IntMap<V> {
       map.set(k, record[key] as V);
     }
     return map;
+  }
+
+  /** How many writes the map has had: equal, it holds what it held (for indexes kept beside it). */
+  get version(): number {
+    return this.#version;
   }
 
   get size(): number {
@@ -56,6 +63,22 @@ export class IntMap<V> {
     return lo;
   }
 
+  /**
+   * Where k would be if the keys were evenly spaced between the first and the last: exact for PR
+   * numbers handed out in steps (1..n, or a forge's 40,007 + 7n), so most lookups skip the binary
+   * search. Only a guess, checked by the caller (an index in range, or 0).
+   */
+  #guess(k: number): number {
+    const ks = this.#ks;
+    const last = ks.length - 1;
+    if (last <= 0) return 0;
+    const lo = ks[0] as number;
+    const span = (ks[last] as number) - lo;
+    if (k <= lo || span <= 0) return 0;
+    if (k - lo >= span) return last;
+    return Math.floor(((k - lo) * last) / span);
+  }
+
   get(k: number): V | undefined {
     const ks = this.#ks;
     let i = this.#finger;
@@ -65,8 +88,11 @@ export class IntMap<V> {
       if (ks[i] !== k) {
         i -= 2;
         if (i < 0 || ks[i] !== k) {
-          i = this.#at(k);
-          if (ks[i] !== k) return undefined;
+          i = this.#guess(k);
+          if (ks[i] !== k) {
+            i = this.#at(k);
+            if (ks[i] !== k) return undefined;
+          }
         }
       }
       this.#finger = i;
@@ -95,6 +121,7 @@ export class IntMap<V> {
   /** Set in place. */
   set(k: number, v: V): this {
     this.#writable();
+    this.#version += 1;
     // Mostly a key just looked up (a PR entry replaced by its copy): the finger is on it.
     const f = this.#finger;
     const i = this.#ks[f] === k ? f : this.#at(k);
@@ -112,6 +139,7 @@ export class IntMap<V> {
   /** Delete in place; whether the key was there. */
   delete(k: number): boolean {
     this.#writable();
+    this.#version += 1;
     const i = this.#at(k);
     if (this.#ks[i] !== k) return false;
     this.#ks.splice(i, 1);

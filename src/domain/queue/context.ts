@@ -1,3 +1,4 @@
+import type { IntMap } from '../../lib/int-map.ts';
 import type { QueueAction } from './actions.ts';
 import type { DepsMemo } from './runs.ts';
 import type { LineageEntry, PrEntry, PrState, QueueState, TestRun } from './types.ts';
@@ -53,17 +54,58 @@ export function isBusy(state: PrState): boolean {
   return state === 'testing' || state === 'tests_passed' || state === 'pending_failure';
 }
 
-/** A new context for a step on `s` (already copied by the caller): indexes of busy and not_ready PRs. */
-export function newCtx(s: QueueState, now: number): Ctx {
-  const busy = new Set<number>();
-  const notReady = new Set<number>();
-  const { prs } = s;
-  for (let i = 0; i < prs.size; i += 1) {
-    const e = prs.valueAt(i);
-    const state = e.state;
-    if (state === 'not_ready') notReady.add(e.number);
-    else if (state === 'testing' || state === 'tests_passed' || state === 'pending_failure')
-      busy.add(e.number);
+/** newCtx's indexes of a PR map: its busy and its not_ready PRs, as they were at `version`. */
+interface PrIndexes {
+  version: number;
+  busy: ReadonlySet<number>;
+  notReady: ReadonlySet<number>;
+}
+
+/**
+ * The indexes of the PR maps steps returned (rememberIndexes), kept beside each map while it is not
+ * written (IntMap.version): a step on that state copies them (a few numbers) instead of walking every
+ * entry. Entries are never written in place (copy-on-write), so an unwritten map holds the same states.
+ */
+const knownIndexes = new WeakMap<IntMap<PrEntry>, PrIndexes>();
+
+/** Keep the indexes of the state a step returns, for the next step on it. */
+export function rememberIndexes(ctx: Ctx): void {
+  const { prs } = ctx.s;
+  knownIndexes.set(prs, { version: prs.version, busy: ctx.busy, notReady: ctx.notReady });
+}
+
+/**
+ * `to` holds what `from` holds but PRs in neither index (prune.ts: ended PRs taken out): it has the
+ * same indexes, if `from`'s are known.
+ */
+export function carryIndexes(from: IntMap<PrEntry>, to: IntMap<PrEntry>): void {
+  const known = knownIndexes.get(from);
+  if (known !== undefined && known.version === from.version)
+    knownIndexes.set(to, { version: to.version, busy: known.busy, notReady: known.notReady });
+}
+
+/**
+ * A new context for a step on `s` (already copied by the caller from a state whose PR map is `input`):
+ * indexes of busy and not_ready PRs, copied from those kept for `input` or found by walking the entries.
+ */
+export function newCtx(s: QueueState, now: number, input?: IntMap<PrEntry>): Ctx {
+  let busy: Set<number>;
+  let notReady: Set<number>;
+  const known = input === undefined ? undefined : knownIndexes.get(input);
+  if (known !== undefined && known.version === (input as IntMap<PrEntry>).version) {
+    busy = new Set(known.busy);
+    notReady = new Set(known.notReady);
+  } else {
+    busy = new Set<number>();
+    notReady = new Set<number>();
+    const { prs } = s;
+    for (let i = 0; i < prs.size; i += 1) {
+      const e = prs.valueAt(i);
+      const state = e.state;
+      if (state === 'not_ready') notReady.add(e.number);
+      else if (state === 'testing' || state === 'tests_passed' || state === 'pending_failure')
+        busy.add(e.number);
+    }
   }
   return {
     s,
@@ -154,6 +196,23 @@ export function isAside(s: QueueState, e: PrEntry): boolean {
   if (e.state !== 'testing' || e.runId === null) return false;
   const run = s.runs[e.runId];
   return run === undefined || !isActive(run) || run.kind === 'bisection';
+}
+
+/**
+ * isAside for a walk of PRs in queue order while no run changes: the answer for a run is looked up once
+ * for the PRs next to each other that wait on it (a batch), not once per PR.
+ */
+export function asideWalk(s: QueueState): (e: PrEntry) => boolean {
+  let lastRun: string | null = null;
+  let lastAside = false;
+  return (e) => {
+    if (e.state !== 'testing' || e.runId === null) return false;
+    if (e.runId !== lastRun) {
+      lastRun = e.runId;
+      lastAside = isAside(s, e);
+    }
+    return lastAside;
+  };
 }
 
 /** Move PRs within the queue order to index i of the order without them (keeping their own order). */

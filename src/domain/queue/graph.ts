@@ -131,16 +131,21 @@ export function staleReason(
 ): string | null {
   if (merged === null) return `target branch ${s.branch} moved outside the queue; retesting on the new head`;
   const { dependsOn: deps, tested } = run;
-  // The tested PRs still queued (mostly all of them: then the run's own list, not a copy).
+  // The tested PRs still queued (mostly all of them: then the run's own list, not a copy), and the first
+  // that left the queue or is unknown (read below, once the merges are checked), in one look at each.
   let live: readonly number[] = tested;
+  let some: number[] | null = null;
+  let gone = -1;
   for (let i = 0; i < tested.length; i += 1) {
-    if (isQueued(s, tested[i] as number)) continue;
-    const some: number[] = tested.slice(0, i);
-    for (let k = i + 1; k < tested.length; k += 1)
-      if (isQueued(s, tested[k] as number)) some.push(tested[k] as number);
-    live = some;
-    break;
+    const n = tested[i] as number;
+    const state = findPr(s, n)?.state;
+    const ended = state === undefined || state === 'failed' || state === 'cancelled';
+    if (gone < 0 && ended) gone = i;
+    if (!ended && state !== 'not_ready' && state !== 'merged') {
+      if (some !== null) some.push(n);
+    } else if (some === null) some = tested.slice(0, i);
   }
+  if (some !== null) live = some;
   for (const m of merged) {
     const me = findPr(s, m);
     if (deps.includes(m) || tested.includes(m) || me === undefined) continue;
@@ -156,9 +161,11 @@ export function staleReason(
     k += 1;
   }
   if (live.length === 0) return null;
-  for (const n of tested) {
-    const state = pr(s, n).state;
-    if (state === 'failed' || state === 'cancelled') return `PR #${n} tested with it left the queue`;
+  if (gone >= 0) {
+    const n = tested[gone] as number;
+    // (An unknown PR is an internal invariant broken: pr throws, as it always did here.)
+    pr(s, n);
+    return `PR #${n} tested with it left the queue`;
   }
   const single = s.settings.mode === 'single';
   // The group's indexes on the line, ascending (null when one of its PRs is not on it).

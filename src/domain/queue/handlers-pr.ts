@@ -123,16 +123,19 @@ export function supersede(ctx: Ctx, runId: string, reason: string): void {
   if (!found) return;
   abortBisection(ctx, runId);
   // A segment under test goes back aside to its bisection, to be tested again.
-  if (!requeueSegment(ctx, runId, reason)) {
+  const segment = requeueSegment(ctx, runId, reason);
+  if (!segment) {
     // Only busy PRs refer to a run (setPrState clears runId and proofRunId in every other state).
     for (const e of busyOrdered(ctx).entries) {
       if (e.runId === runId || e.proofRunId === runId) setPrState(ctx, e, 'pending', reason);
     }
   }
   // Cancelled once its PRs have left it (none of them reads the run's status), so that while they
-  // move, each one's run is still as it was when the line was found (context.ts: lineEpoch).
+  // move, each one's run is still as it was when the line was found (context.ts: lineEpoch). Then no
+  // PR in the order refers to it any more: its status decides no PR's place in the line, and the runs
+  // found current stay so (context.ts: writableRun).
   if (isActive(found)) {
-    const run = writableRun(ctx, found);
+    const run = writableRun(ctx, found, !segment);
     run.status = 'cancelled';
     run.failure = { kind: 'superseded', reason, conflictPr: null };
   }

@@ -1,5 +1,5 @@
 import { IntMap } from '../../lib/int-map.ts';
-import { isTerminal } from './context.ts';
+import { carryIndexes, isTerminal } from './context.ts';
 import type { LineageEntry, PrEntry, QueueState, TestRun } from './types.ts';
 
 /** What pruning took out of a queue's state: to archive, so reads of old PRs and runs still answer. */
@@ -63,6 +63,8 @@ export function pruneHistory(s: QueueState): Pruned {
     const gone = new Set(droppedPrs);
     prs = new IntMap();
     for (const e of entries) if (!gone.has(e)) prs.set(e.number, e);
+    // Only ended PRs went: none was busy or not_ready.
+    carryIndexes(s.prs, prs);
   }
   return { state: { ...s, runs, prs }, prs: droppedPrs, runs: droppedRuns };
 }

@@ -1,5 +1,5 @@
 import { bisectionOf, startBisection } from './bisect.ts';
-import { busyOrdered, type Ctx, findRun, isAside, ordered, pr, setPrState } from './context.ts';
+import { asideWalk, busyOrdered, type Ctx, findRun, isAside, ordered, pr, setPrState } from './context.ts';
 import { depsOf, type Line, mergedSince, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
 import type { ImpactedTargets, PrEntry, TestRun } from './types.ts';
@@ -43,6 +43,18 @@ export function invalidateStale(ctx: Ctx): boolean {
   for (const id of ids) changed = restartIfStale(ctx, id, ids, check) || changed;
   for (const id of asideOn) changed = restartIfStale(ctx, id, ids, check) || changed;
   return changed;
+}
+
+/**
+ * A main run startRuns just created for `group` on the line as it is (dependsOn: the PRs ahead of it
+ * there) is current: record it as invalidateStale would after checking it, so that the next round does
+ * not check it again while nothing changes at or ahead of its last PR (`upTo`, its index in the order).
+ * Only when its base is the target's tip with nothing merged since (always, as the lineage ends there).
+ */
+export function createdCurrent(ctx: Ctx, run: TestRun, upTo: number): void {
+  const merged = mergedSinceKept(ctx, run.baseSha);
+  if (merged === null || merged.length > 0 || !allBusy(ctx, run)) return;
+  ctx.current.set(run.id, { at: ctx.changes.length, upTo });
 }
 
 /** Whether a run found current has stayed so: nothing changed at or ahead of its last PR since. */
@@ -89,10 +101,11 @@ function queueLine(ctx: Ctx): Line {
   const { s } = ctx;
   const { end } = busyOrdered(ctx);
   const prs: number[] = [];
+  const aside = asideWalk(s);
   if (s.settings.mode === 'single') {
     for (let i = 0; i < end; i += 1) {
       const n = s.order[i] as number;
-      if (!isAside(s, pr(s, n))) prs.push(n);
+      if (!aside(pr(s, n))) prs.push(n);
     }
     return { prs, from: 0 };
   }
@@ -100,7 +113,7 @@ function queueLine(ctx: Ctx): Line {
   for (let i = 0; i < end; i += 1) {
     const n = s.order[i] as number;
     const e = pr(s, n);
-    if (isAside(s, e)) continue;
+    if (aside(e)) continue;
     prs.push(n);
     targets.push(e.impactedTargets?.targets);
   }

@@ -44,6 +44,9 @@ function targetsOf(
   more: readonly number[] = [],
   known?: TargetUnion,
 ): string[] | null {
+  // (Known PRs without targets add nothing; "ALL" among them is the answer whatever the others are.)
+  if (known !== undefined && !known.any) return targetsOf(s, more);
+  if (known?.all === true) return ['ALL'];
   const u: TargetUnion = known
     ? { any: known.any, all: known.all, names: new Set(known.names) }
     : { any: false, all: false, names: new Set() };

@@ -1,4 +1,5 @@
 import {
+  asideWalk,
   askToMerge,
   busyOrdered,
   type Ctx,
@@ -15,8 +16,9 @@ import {
 } from './context.ts';
 import { depsOf, depsOfGroup, staleReason } from './graph.ts';
 import { supersede } from './handlers-pr.ts';
+import { createdCurrent } from './resolve.ts';
 import { createRun } from './runs.ts';
-import type { TestRun } from './types.ts';
+import type { PrEntry, TestRun } from './types.ts';
 
 /** Ask to merge the first passed PR whose dependencies have all merged (one merge at a time). */
 export function mergeNext(ctx: Ctx): boolean {
@@ -58,7 +60,10 @@ export function startRuns(ctx: Ctx): boolean {
   let active = countActiveMainRuns(ctx);
   const size = batchSize(ctx, active);
   const single = s.settings.mode === 'single';
+  if (single && active >= s.settings.concurrency && !urgentFirst(ctx)) return false;
   const ahead: number[] = [];
+  // (Started here: a new run's PRs are not aside. Interrupting one changes a run: looked up again.)
+  let aside = asideWalk(s);
   // Nothing here changes the order (starting, interrupting and restarting runs move no PR in it).
   const order = s.order;
   for (let i = 0; i < order.length; i += 1) {
@@ -73,7 +78,10 @@ export function startRuns(ctx: Ctx): boolean {
       // Interrupt a run only for an urgent PR that starts now: one still filling its batch would
       // cancel a run, then the freed slot restarts it, for ever (found by the property test).
       if (formGroup(ctx, n, size) === null || !preempt(ctx, n)) starts = false;
-      else active = countActiveMainRuns(ctx);
+      else {
+        active = countActiveMainRuns(ctx);
+        aside = asideWalk(s);
+      }
     }
     const group = starts ? formGroup(ctx, n, size) : null;
     if (group !== null) {
@@ -83,14 +91,20 @@ export function startRuns(ctx: Ctx): boolean {
         dependsOn: single ? ahead : depsOfGroup(s, group),
         parentRunId: null,
       });
-      for (const g of group) setPrState(ctx, pr(s, g), 'testing', `testing in run ${run.id}`, run.id);
+      let upTo = i;
+      for (const g of group) {
+        setPrState(ctx, pr(s, g), 'testing', `testing in run ${run.id}`, run.id);
+        const at = order.indexOf(g, i);
+        if (at > upTo) upTo = at;
+      }
+      createdCurrent(ctx, run, upTo);
       active += 1;
       changed = true;
     }
     if (single) {
       // (Its entry was copied only if it started: preempt and formGroup write no pending PR's entry.)
       const after = group !== null ? pr(s, n) : e;
-      if (!isAside(s, after)) {
+      if (!aside(after)) {
         ahead.push(n);
         // Every PR behind a pending one waits for it: nothing further back can start.
         if (after.state === 'pending') break;
@@ -98,6 +112,24 @@ export function startRuns(ctx: Ctx): boolean {
     }
   }
   return changed;
+}
+
+/**
+ * Whether the walk of startRuns in single mode with every slot taken can start or interrupt anything:
+ * it walks the busy PRs (none starts) as far as the first pending PR and stops there unless that PR is
+ * urgent. The first PR of the order that is not busy is pending (the order holds only pending and busy
+ * PRs); anything else, or none, answers true and the walk looks for itself.
+ */
+function urgentFirst(ctx: Ctx): boolean {
+  const { s, busy } = ctx;
+  const { order } = s;
+  for (let i = 0; i < order.length; i += 1) {
+    const n = order[i] as number;
+    if (busy.has(n)) continue;
+    const e = pr(s, n);
+    return e.state !== 'pending' || e.priorityValue === 0;
+  }
+  return true;
 }
 
 /**
@@ -154,6 +186,29 @@ function formGroup(ctx: Ctx, n: number, size: number): number[] | null {
   return group.length >= s.settings.batchingMinSize || waited ? group : null;
 }
 
+/** Whether a busy PR the run tests waits on it or is proven by it. */
+function heldByOwnPr(ctx: Ctx, run: TestRun): boolean {
+  for (const n of run.tested) {
+    const e = ctx.s.prs.get(n);
+    if (e !== undefined && ctx.busy.has(n) && (e.runId === run.id || e.proofRunId === run.id)) return true;
+  }
+  return false;
+}
+
+/** The runs a busy PR of the order (`entries`) or a bisection refers to. */
+function neededRuns(ctx: Ctx, entries: readonly PrEntry[]): Set<string> {
+  const needed = new Set<string>();
+  // (The PRs of a batch are next to each other: their run is added once.)
+  let lastRun: string | null = null;
+  for (const e of entries) {
+    if (e.runId && e.runId !== lastRun) needed.add(e.runId);
+    lastRun = e.runId;
+    if (e.proofRunId) needed.add(e.proofRunId);
+  }
+  for (const b of ctx.s.bisections) for (const node of b.nodes) if (node.runId) needed.add(node.runId);
+  return needed;
+}
+
 /** Urgent PRs interrupt: cancel the run furthest back in the queue that tests no urgent PR. */
 function preempt(ctx: Ctx, urgent: number): boolean {
   const { s } = ctx;
@@ -172,22 +227,18 @@ function preempt(ctx: Ctx, urgent: number): boolean {
 
 /** Delete test branches no PR or bisection needs any more (cancelling CI of runs that did not finish). */
 export function cleanupRuns(ctx: Ctx): boolean {
-  const { s } = ctx;
-  const needed = new Set<string>();
-  // (The PRs of a batch are next to each other: their run is added once.)
-  let lastRun: string | null = null;
-  for (const e of busyOrdered(ctx).entries) {
-    if (e.runId && e.runId !== lastRun) needed.add(e.runId);
-    lastRun = e.runId;
-    if (e.proofRunId) needed.add(e.proofRunId);
-  }
-  for (const b of s.bisections) for (const node of b.nodes) if (node.runId) needed.add(node.runId);
+  const { entries } = busyOrdered(ctx);
+  // Every busy PR is in the order (mostly): a run one of its own PRs waits on or is proven by is needed.
+  const allInOrder = entries.length === ctx.busy.size;
+  let needed: Set<string> | undefined;
   let changed = false;
   const runs = runList(ctx);
   // (writableRun replaces the run it copies in place: the walk sees each run once.)
   for (let i = 0; i < runs.length; i += 1) {
     const found = runs[i] as TestRun;
-    if (found.branchDeleted || needed.has(found.id)) continue;
+    if (found.branchDeleted || (allInOrder && heldByOwnPr(ctx, found))) continue;
+    needed ??= neededRuns(ctx, entries);
+    if (needed.has(found.id)) continue;
     // No busy PR refers to it: its status decides no PR's place in the line.
     const run = writableRun(ctx, found, true);
     if (isActive(run)) {

@@ -1,7 +1,7 @@
 import type { QueueAction } from './actions.ts';
 import { admitReady, completeModeSwitch, explainWaiting } from './admission.ts';
 import { advanceBisections, startSegments } from './bisect.ts';
-import { type Ctx, newCtx } from './context.ts';
+import { type Ctx, newCtx, rememberIndexes } from './context.ts';
 import type { QueueEvent } from './events.ts';
 import {
   onCancelled,
@@ -37,9 +37,10 @@ const MAX_ROUNDS = 100;
  * carry out. Pure: the input state is not modified, and the same inputs give the same outputs.
  */
 export function step(state: QueueState, event: QueueEvent, now: number): StepResult {
-  const ctx = newCtx(copyState(state), now);
+  const ctx = newCtx(copyState(state), now, state.prs);
   apply(ctx, event);
   reconcile(ctx);
+  rememberIndexes(ctx);
   return { state: ctx.s, actions: compactReports(ctx.actions, state) };
 }
 

@@ -71,6 +71,30 @@ describe('IntMap', () => {
     expect(held.copy().set(2, { s: 'y' }).size).toBe(2);
   });
 
+  it('counts its writes (what the engine keeps beside a map holds while the count stays): lookups and refused writes do not count', () => {
+    const map = new IntMap<string>().set(1, 'a').set(2, 'b');
+    expect(map.version).toBe(2);
+    map.get(2);
+    map.has(1);
+    expect(map.version).toBe(2);
+    map.delete(1);
+    expect(map.version).toBe(3);
+    expect(map.copy().version).toBe(0);
+    map.freeze();
+    expect(() => map.set(3, 'c')).toThrow(TypeError);
+    expect(map.version).toBe(3);
+  });
+
+  it('finds keys evenly spaced and not, from any previous lookup', () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => 40_007 + 7 * i);
+    const map = new IntMap<number>();
+    for (const k of keys) map.set(k, k);
+    map.set(39_000, 0).set(90_000, 1);
+    for (const k of [...keys].reverse()) expect(map.get(k)).toBe(k);
+    expect([39_000, 90_000, 40_007, 47_000].map((k) => map.get(k))).toEqual([0, 1, 40_007, 47_000]);
+    for (const k of [0, 40_008, 46_999, 95_000]) expect(map.get(k)).toBeUndefined();
+  });
+
   it('refuses a record key that is not an integer', () => {
     expect(() => IntMap.fromRecord({ '01': 1 })).toThrow(/not an integer/);
     expect(() => IntMap.fromRecord({ x: 1 })).toThrow(/not an integer/);

@@ -41,6 +41,22 @@ describe('engine contract', () => {
     expect(q.merged).toEqual([1]);
   });
 
+  it('finds the not_ready PRs again in a state whose PR map was written after the step returned it', () => {
+    // step keeps the busy and not_ready PRs of the state it returns, for a step on that state; a map
+    // written since (an entry added) must be walked again, or the PR added is never admitted.
+    const q = new Scenario({ settings: { concurrency: 1 } });
+    q.submit(1);
+    const checks = [{ name: 'ci', outcome: 'passed' as const }];
+    const waiting = { ...prSnapshot(3), mergeability: 'in_progress' as const };
+    const added = step(q.state, { type: 'pr_submitted', pr: waiting, checks }, q.now).state.prs.get(3);
+    expect(added?.state).toBe('not_ready');
+    const state = step(q.state, { type: 'tick' }, q.now).state;
+    state.prs.set(3, { ...(added as NonNullable<typeof added>), mergeability: 'mergeable' });
+    const after = step(state, { type: 'tick' }, q.now).state;
+    expect(after.prs.get(3)?.state).toBe('pending');
+    expect(after.order).toEqual([1, 3]);
+  });
+
   it('accepts priorities by name or number, 0 highest', () => {
     expect(parsePriority('urgent')).toEqual({ value: 0, name: 'urgent', usedDefault: false });
     expect(parsePriority(undefined)).toEqual({ value: 100, name: 'medium', usedDefault: true });
