@@ -74,6 +74,8 @@ function newTestCase(x: IdentifiedAttempt, repoId: string, prep: UploadPrep): Ne
     last_seen_at: now,
     prs_impacted_7d: 0,
     rollup_at: now,
+    // Handed out when it is stored (upsertTestCases).
+    ordinal: -1,
   };
 }
 

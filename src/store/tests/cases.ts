@@ -20,15 +20,29 @@ export const SEEN_COLUMNS = [
 ] as const;
 export type SeenTestCase = Readonly<Pick<TestCaseRow, (typeof SEEN_COLUMNS)[number]>>;
 
-/** The seen columns of a full row (a new test's), without the rest. */
+/**
+ * The seen columns of a full row (a new test's), without the rest: a literal (one per new test of an
+ * upload), where a loop over SEEN_COLUMNS stored each column through a generic keyed store.
+ */
 export function seenOf(r: TestCaseRow): SeenTestCase {
-  const out: Record<string, unknown> = {};
-  for (const column of SEEN_COLUMNS) out[column] = r[column];
-  return out as SeenTestCase;
+  return {
+    id: r.id,
+    repo_id: r.repo_id,
+    ordinal: r.ordinal,
+    status: r.status,
+    quarantined: r.quarantined,
+    has_active_monitor: r.has_active_monitor,
+    manual_flag: r.manual_flag,
+    last_seen_at: r.last_seen_at,
+    codeowners: r.codeowners,
+  };
 }
 
-/** A new test's row before it has its ordinal. */
-export type NewTestCase = Omit<TestCaseRow, 'ordinal'>;
+/**
+ * A new test's row before it has its ordinal (upsertTestCases writes it in: a row built with a
+ * placeholder one keeps its shape).
+ */
+export type NewTestCase = Omit<TestCaseRow, 'ordinal'> & { ordinal?: number };
 
 /** A test's last_seen_at is moved forward only when it is older than this (saves a row write per test per upload). */
 export const SEEN_PRECISION_MS = 3_600_000;
@@ -38,7 +52,10 @@ export interface UploadTests {
   readonly repoId: string;
   /** Distinct test ids. */
   readonly ids: readonly string[];
-  /** The row to insert for a test that does not exist yet (its ordinal is handed out here). */
+  /**
+   * The row to insert for a test that does not exist yet, a new object each call: its ordinal is
+   * handed out (written into it) here.
+   */
   readonly build: (id: string) => NewTestCase;
 }
 
@@ -89,6 +106,7 @@ export function upsertTestCases(db: Queryable, tests: UploadTests): Promise<Upse
 async function upsert(
   db: Queryable,
   tests: UploadTests,
+  lookUpFirst?: boolean,
 ): Promise<{ changed: boolean; value: UpsertedTests }> {
   const { repoId } = tests;
   const byIndex: (SeenTestCase | undefined)[] = new Array(tests.ids.length);
@@ -109,9 +127,11 @@ async function upsert(
       await yieldToEventLoop();
     }
   };
-  // In key order, chunk after chunk: each statement's lookups walk on through the primary key's
-  // B-tree instead of jumping across it.
-  await lookUp([...tests.ids].sort());
+  // A repository without tests yet (its first upload, the costliest one: every test new) skips the
+  // lookup: none of the ids can be its own. Else in key order, chunk after chunk: each statement's
+  // lookups walk on through the primary key's B-tree instead of jumping across it.
+  const unread = lookUpFirst !== true && (await storedTestOrdinals(db, repoId)) === 0;
+  if (!unread) await lookUp([...tests.ids].sort());
   // New rows go in by name: two of the table's indexes (unhealthy and quarantined lists) are ordered
   // by name within a repository and status, one (the primary key) by id; in name order two of the
   // three grow at their end instead of all over.
@@ -121,11 +141,20 @@ async function upsert(
     .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   // Ordinals in the same order: the (repository, ordinal) index grows at its end too.
   const first = named.length === 0 ? 0 : await reserveTestOrdinals(db, repoId, named.length);
-  const fresh: TestCaseRow[] = named.map((row, i) => ({ ...row, ordinal: first + i }));
+  // (Written into the rows just built, instead of a copy of each with its ordinal.)
+  for (let i = 0; i < named.length; i++) (named[i] as TestCaseRow).ordinal = first + i;
+  const fresh = named as readonly TestCaseRow[];
   const inserted = await insertMany(db, 'test_cases', fresh, { ignoreConflicts: true });
   if (inserted === fresh.length) {
     for (const r of fresh) byIndex[indexOf.get(r.id) as number] = seenOf(r);
     await addOwners(db, fresh);
+  } else if (unread) {
+    // Ids another repository holds (custom ids), not looked up: every row the repository has is one
+    // just inserted, so removing them and its ordinals leaves it as it was, and the usual way (look
+    // up, then insert) numbers its tests without the gaps the skipped rows would leave.
+    await db.deleteFrom('test_cases').where('repo_id', '=', repoId).execute();
+    await db.updateTable('repositories').set({ test_ordinals: 0 }).where('id', '=', repoId).execute();
+    return upsert(db, tests, true);
   } else {
     // Some ids were taken since the lookup (by another repository's custom ids): read them all back;
     // those of other repositories are skipped. The rows inserted here are those with our ordinal.
@@ -136,6 +165,19 @@ async function upsert(
     );
   }
   return { changed: inserted > 0, value: { byIndex } };
+}
+
+/**
+ * How many test ordinals the repository has handed out (0: it has no tests). Exact under its health
+ * lock, which every writer of its tests holds.
+ */
+async function storedTestOrdinals(db: Queryable, repoId: string): Promise<number> {
+  const row = await db
+    .selectFrom('repositories')
+    .select('test_ordinals')
+    .where('id', '=', repoId)
+    .executeTakeFirst();
+  return Number(row?.test_ordinals ?? 0);
 }
 
 /**
