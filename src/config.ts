@@ -71,6 +71,12 @@ export interface Config {
   readonly queuePollMs: number;
   /** Seconds between periodic health passes; 0 turns them off (MAINLINE_HEALTH_SWEEP_SECONDS). */
   readonly healthSweepSeconds: number;
+  /**
+   * Milliseconds after a repository's last upload that the counts and durations its uploads left
+   * listed are folded into the rollups (MAINLINE_FOLD_IDLE_MS); 0 leaves them to the periodic pass and
+   * the next read.
+   */
+  readonly foldIdleMs: number;
   /** pino log level (LOG_LEVEL). */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Bearer token required by GET /metrics when set (MAINLINE_METRICS_TOKEN). */
@@ -420,6 +426,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     parseThreads: readInt(env, 'MAINLINE_PARSE_THREADS', 2, 0, 64),
     ingestConcurrency: readInt(env, 'MAINLINE_INGEST_CONCURRENCY', 2, 1, 64),
     healthSweepSeconds: readInt(env, 'MAINLINE_HEALTH_SWEEP_SECONDS', 600, 0, 86_400),
+    foldIdleMs: readInt(env, 'MAINLINE_FOLD_IDLE_MS', 1500, 0, 3_600_000),
     logLevel: readLogLevel(env),
     metricsToken: readString(env, 'MAINLINE_METRICS_TOKEN'),
     metricsMaxQueues: readInt(env, 'MAINLINE_METRICS_MAX_QUEUES', 100, 0, 100_000),

@@ -208,8 +208,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   registerErrorHandling(app, config.bodyLimitBytes);
   // NUL refusal and surrogate repair of every request's strings; clean JSON bodies are not walked.
   registerBodyChecks(app, caches.parsedBodies);
-  // A failed background fold of the duration means is logged with the server's logger.
+  // A failed background fold of the duration means is logged with the server's logger; the idle
+  // folds' timers are dropped and the running folds awaited before the database closes.
   caches.meansFolds.log = app.log;
+  app.addHook('onClose', () => caches.meansFolds.close());
   const metrics = new Metrics({
     processMetrics: options.processMetrics ?? false,
     ingestGate,

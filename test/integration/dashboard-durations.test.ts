@@ -5,7 +5,7 @@
 // HTTP stack, both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHealthSweep } from '../../src/app/health/sweep.ts';
-import { FOLD_AFTER_PENDING } from '../../src/store/uploads/duration-writes.ts';
+import { FOLD_AFTER_PENDING, FOLD_MEANS_AFTER } from '../../src/store/uploads/duration-writes.ts';
 import { slowestTests } from '../../src/store/uploads/durations.ts';
 import { decodeDetails, decodeOrdinals } from '../../src/store/uploads/pass-codec.ts';
 import { buildTestApp, REPO, type TestApp } from '../support/app.ts';
@@ -23,7 +23,8 @@ let token: string;
 let clock = Date.UTC(2026, 3, 1, 10, 20);
 
 beforeAll(async () => {
-  t = await buildTestApp({ MAINLINE_RETENTION_DAYS: '30' }, { now: () => clock });
+  // No idle fold: the tests look at what is listed between uploads (ingest-idle-fold.test.ts tests it).
+  t = await buildTestApp({ MAINLINE_RETENTION_DAYS: '30', MAINLINE_FOLD_IDLE_MS: '0' }, { now: () => clock });
   token = await t.token('acme');
 });
 
@@ -240,9 +241,17 @@ describe('durations on the dashboard', () => {
     ]);
   });
 
-  it('adds an upload to the means after its transaction, before the page reads them or once 8 are pending', async () => {
+  it('adds an upload to the means after its transaction, before the page reads them or once 32 are pending', async () => {
     const pending = async () =>
       (await db().selectFrom('duration_means_pending').select('upload_id').execute()).length;
+    const runsPending = async () =>
+      (
+        await db()
+          .selectFrom('duration_means_pending')
+          .select('upload_id')
+          .where('runs_pending', '=', 1)
+          .execute()
+      ).length;
     // Ingest lists the upload; the means are as they were until a read folds it in.
     const before = await stored();
     await send({ slow: [['pass', 9]] });
@@ -255,12 +264,27 @@ describe('durations on the dashboard', () => {
     ]);
     expect(await pending()).toBe(0);
     expect(await stored()).toEqual(await recomputed());
-    // Without a read, the upload that makes FOLD_AFTER_PENDING pending folds them once committed,
-    // in the background (its answer does not wait for the fold).
+    // Without a read, the upload that makes FOLD_AFTER_PENDING listed with their counts pending has
+    // those counts folded into the hour rows once committed, in the background (its answer does not
+    // wait for the fold); they stay listed for the means, which are as they were.
     for (let i = 1; i < FOLD_AFTER_PENDING; i++) {
       clock += 60_000;
       await send({ fast: [['pass', 0.5]] });
       expect(await pending()).toBe(i);
+    }
+    const means = (await stored()).means;
+    clock += 60_000;
+    await send({ fast: [['pass', 0.5]] });
+    await t.caches.meansFolds.settled();
+    expect([await runsPending(), await pending()]).toEqual([0, FOLD_AFTER_PENDING]);
+    expect((await stored()).means).toEqual(means);
+    // The upload that makes FOLD_MEANS_AFTER listed has everything folded.
+    for (let i = FOLD_AFTER_PENDING + 1; i < FOLD_MEANS_AFTER; i++) {
+      clock += 60_000;
+      await send({ fast: [['pass', 0.5]] });
+      await t.caches.meansFolds.settled();
+      expect(await pending()).toBe(i);
+      expect(await runsPending()).toBe(i % FOLD_AFTER_PENDING);
     }
     clock += 60_000;
     await send({ fast: [['pass', 0.5]] });

@@ -9,7 +9,8 @@ import { useTestApp } from '../support/use-test-app.ts';
 
 const HOUR = 3_600_000;
 const clock = Date.UTC(2026, 2, 1, 9, 17, 23);
-const t = useTestApp({ now: () => clock });
+// No idle fold: each upload is folded by the test.
+const t = useTestApp({ env: { MAINLINE_FOLD_IDLE_MS: '0' }, now: () => clock });
 const TESTS = 2_600;
 
 /** Test k's outcome in upload `u`: failures and skips scattered, most tests passing. */

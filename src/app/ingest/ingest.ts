@@ -150,11 +150,7 @@ export async function ingestUpload(
     const { attempts, rows, rewritten } = toStore;
     // Its counts reach the hour rows, and its durations the slowest tests' means, later, with other
     // uploads' (store/uploads/duration-writes.ts).
-    const foldMeans = await insertAttempts(
-      trx,
-      { id: uploadId, repoId: repository.id, createdAt: now },
-      toStore,
-    );
+    const due = await insertAttempts(trx, { id: uploadId, repoId: repository.id, createdAt: now }, toStore);
     const settings = await loadHealthSettings(trx, repository.id);
     const evaluate = await testsToEvaluate(trx, repository.id, toStore, {
       commitSha: meta.commit_sha,
@@ -199,8 +195,10 @@ export async function ingestUpload(
     afterCommit = () => {
       ctx.caches.seenTests.remember(repository.id, endVersion, known, rewritten, outcome.rows);
       // In the background, so the upload's answer does not wait for it: the list is durable, and a
-      // fold that fails (logged) leaves its uploads listed for the next one (means-fold.ts).
-      if (foldMeans) ctx.caches.meansFolds.later(ctx.db, repository.id);
+      // fold that fails (logged) leaves its uploads listed for the next one (means-fold.ts). What a
+      // burst leaves listed is folded once the repository has been quiet for a moment.
+      if (due !== 'none') ctx.caches.meansFolds.later(ctx.db, repository.id);
+      ctx.caches.meansFolds.idle(ctx.db, repository.id, ctx.config.foldIdleMs);
     };
     return result;
   });

@@ -3,10 +3,12 @@
 // the week before, and per repository and UTC day the test time and the failures that passed on a
 // retry in the same upload. The days are written in the ingest transaction (store/uploads/rollups-write.ts);
 // the means are not, nor the upload's counts in test_run_hours (migration 0035): ingest lists the
-// upload in duration_means_pending and foldPendingUploads adds the listed uploads' attempts to both
-// later, in one statement per week and per 1,000 hour rows for many uploads. Retention takes an upload
-// back out of what it was added to; read by store/uploads/durations.ts and store/uploads/rollups.ts,
-// which fold first.
+// upload in duration_means_pending and the folds add the listed uploads' attempts later, in one
+// statement per week and per 1,000 hour rows for many uploads: foldPendingRuns their counts to the hour
+// rows alone (every 8 uploads, and before each read of them), foldPendingUploads both (every 32, when
+// the repository goes quiet, and before the slowest tests are read). Retention takes an upload back
+// out of what it was added to; read by store/uploads/durations.ts and store/uploads/rollups.ts, which
+// fold first.
 import { PostgresAdapter, sql } from 'kysely';
 import { keyChunks, type Queryable } from '../../db/bulk.ts';
 import { inTransaction } from '../transaction.ts';
@@ -14,7 +16,7 @@ import { dayOf, weekOf } from './durations.ts';
 import { decodeDetails, decodeOrdinals, type EncodedPasses, passRange } from './pass-codec.ts';
 import { addPasses, addResults, addRunSums, type RunSums } from './rollups-run-rows.ts';
 import { type Column, upsert } from './rollups-upsert.ts';
-import { type StoredAttempts, storedAttempts } from './upload-attempts.ts';
+import { type StoredAttempts, storedAttemptsOf } from './upload-attempts.ts';
 
 /** A failed or skipped attempt as the duration rows need it. */
 export interface TimedResult {
@@ -233,28 +235,63 @@ export async function addUploadDays(db: Queryable, repoId: string, attempts: Att
   await addDays(db, repoId, days, 1);
 }
 
-/** Uploads listed as pending after which ingest has them folded, in the background once it committed (app/ingest/means-fold.ts). */
+/**
+ * Uploads listed with their counts not yet in test_run_hours after which ingest has those counts folded
+ * (in the background once it committed: app/ingest/means-fold.ts).
+ */
 export const FOLD_AFTER_PENDING = 8;
+/**
+ * Uploads listed (counts folded or not) after which ingest has everything folded, the slowest tests'
+ * means too. The means cost one upsert of a row per timed test however many uploads it adds, and
+ * every row's mean moves (so does its entry in the index by mean: no HOT update), ~70 ms for 5,000
+ * tests on PostgreSQL: folded 32 uploads at a time instead of 8. Only the durations page reads them,
+ * and it folds first; a quiet repository's are folded a moment after its last upload (MeansFolds.idle).
+ */
+export const FOLD_MEANS_AFTER = 32;
 /** Pending uploads folded in one transaction. */
 const FOLD_BATCH = 64;
 
+/** What a repository's listed uploads call for: nothing yet, their counts folded, or everything. */
+export type FoldDue = 'none' | 'runs' | 'all';
+
+function dueOf(listed: number, runs: number): FoldDue {
+  if (listed >= FOLD_MEANS_AFTER) return 'all';
+  return runs >= FOLD_AFTER_PENDING ? 'runs' : 'none';
+}
+
+/** How many uploads the repository has listed (up to FOLD_MEANS_AFTER), and how many of them with runs_pending. */
+async function pendingCounts(db: Queryable, repoId: string): Promise<{ listed: number; runs: number }> {
+  const { rows } = await sql<{
+    listed: number | string;
+    runs: number | string | null;
+  }>`select count(*) as listed, sum(runs_pending) as runs
+    from (select runs_pending from duration_means_pending where repo_id = ${repoId}
+      limit ${FOLD_MEANS_AFTER}) p`.execute(db);
+  return { listed: Number(rows[0]?.listed ?? 0), runs: Number(rows[0]?.runs ?? 0) };
+}
+
 /**
- * Lists an upload as not yet in the means nor in test_run_hours (in the ingest transaction). True
- * when the repository has FOLD_AFTER_PENDING of them listed: the caller folds them once its
- * transaction committed.
+ * Lists an upload as not yet in the means nor in test_run_hours (in the ingest transaction), and
+ * answers what the repository's listed uploads now call for: the caller has it folded once its
+ * transaction committed. PostgreSQL: one statement (the count reads the rows listed before it, so
+ * the new one is added).
  */
-export async function markUploadPending(db: Queryable, repoId: string, uploadId: string): Promise<boolean> {
+export async function markUploadPending(db: Queryable, repoId: string, uploadId: string): Promise<FoldDue> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const { rows } = await sql<{ listed: number | string; runs: number | string | null }>`with listed as (
+        insert into duration_means_pending (repo_id, upload_id, runs_pending) values (${repoId}, ${uploadId}, 1)
+        returning 1)
+      select count(*) as listed, sum(runs_pending) as runs
+      from (select runs_pending from duration_means_pending where repo_id = ${repoId}
+        limit ${FOLD_MEANS_AFTER - 1}) p`.execute(db);
+    return dueOf(Number(rows[0]?.listed ?? 0) + 1, Number(rows[0]?.runs ?? 0) + 1);
+  }
   await db
     .insertInto('duration_means_pending')
     .values({ repo_id: repoId, upload_id: uploadId, runs_pending: 1 })
     .execute();
-  const listed = await db
-    .selectFrom('duration_means_pending')
-    .select('upload_id')
-    .where('repo_id', '=', repoId)
-    .limit(FOLD_AFTER_PENDING)
-    .execute();
-  return listed.length >= FOLD_AFTER_PENDING;
+  const { listed, runs } = await pendingCounts(db, repoId);
+  return dueOf(listed, runs);
 }
 
 /** Serializes the writers of a repository's means on PostgreSQL (SQLite has one writer). */
@@ -276,21 +313,56 @@ export async function reposWithPendingMeans(db: Queryable, limit: number): Promi
 }
 
 /**
+ * Folds what the repository's listed uploads call for now (FOLD_AFTER_PENDING, FOLD_MEANS_AFTER),
+ * nothing if they call for nothing (after another fold took them). Returns the uploads folded.
+ */
+export async function foldDue(db: Queryable, repoId: string): Promise<number> {
+  const { listed, runs } = await pendingCounts(db, repoId);
+  const due = dueOf(listed, runs);
+  if (due === 'none') return 0;
+  return foldPendingUploads(db, repoId, Number.POSITIVE_INFINITY, due);
+}
+
+/**
+ * The fold of a repository gone quiet after uploads (MeansFolds.idle): everything once
+ * FOLD_AFTER_PENDING uploads are listed, else the listed uploads' counts alone (what every read of the
+ * hour rows would fold first), leaving them listed for the means: a repository uploading now and then
+ * does not pay the means' upsert (a row per timed test) for each upload. Returns the uploads folded.
+ */
+export async function foldQuiet(db: Queryable, repoId: string): Promise<number> {
+  const { listed, runs } = await pendingCounts(db, repoId);
+  if (listed >= FOLD_AFTER_PENDING) return foldPendingUploads(db, repoId);
+  return runs > 0 ? foldPendingRuns(db, repoId) : 0;
+}
+
+/**
+ * Adds the counts of the repository's uploads listed with runs_pending to test_run_hours, leaving
+ * them listed for the means (what every reader of the hour rows does first). One probe when none is.
+ */
+export function foldPendingRuns(db: Queryable, repoId: string): Promise<number> {
+  return foldPendingUploads(db, repoId, Number.POSITIVE_INFINITY, 'runs');
+}
+
+/**
  * Adds the attempts of the repository's pending uploads to test_duration_means (timed ones) and, for
  * those listed with runs_pending, to test_run_hours, and takes them off the list, in one transaction
  * per FOLD_BATCH uploads (each test's row updated once per week, and once per hour, they hold),
  * until none is left or `atMost` (rounded up to a batch) are folded. Returns the uploads folded.
- * Costs one probe when none is pending.
+ * `only: 'runs'`: the counts alone, of the uploads listed with runs_pending, which stay listed (with
+ * runs_pending 0) for the means. Costs one probe when none is pending.
  */
 export async function foldPendingUploads(
   db: Queryable,
   repoId: string,
   atMost = Number.POSITIVE_INFINITY,
+  only: 'all' | 'runs' = 'all',
 ): Promise<number> {
+  const runsOnly = only === 'runs';
   const any = await db
     .selectFrom('duration_means_pending')
     .select('upload_id')
     .where('repo_id', '=', repoId)
+    .$if(runsOnly, (q) => q.where('runs_pending', '=', 1))
     .limit(1)
     .executeTakeFirst();
   if (any === undefined) return 0;
@@ -302,29 +374,41 @@ export async function foldPendingUploads(
         .selectFrom('duration_means_pending')
         .select(['upload_id', 'runs_pending'])
         .where('repo_id', '=', repoId)
+        .$if(runsOnly, (q) => q.where('runs_pending', '=', 1))
         .orderBy('upload_id')
         .limit(FOLD_BATCH)
         .execute();
       if (listed.length === 0) return 0;
       const ids = listed.map((r) => r.upload_id);
+      const runIds = listed.filter((r) => Number(r.runs_pending) === 1).map((r) => r.upload_id);
+      const withRuns = new Set(runIds);
+      const stored = await storedAttemptsOf(trx, runsOnly ? runIds : ids);
       const weeks: WeekSums = new Map();
       const runs: RunSums = new Map();
-      for (const { upload_id: id, runs_pending } of listed) {
-        const stored = await storedAttempts(trx, id);
-        if (stored === undefined) continue;
-        uploadSums(stored, { weeks });
-        if (Number(runs_pending) === 1) {
-          addPasses(runs, stored.passes);
-          addResults(runs, stored.results, stored.ordinalOf);
+      for (const id of ids) {
+        const attempts = stored.get(id);
+        if (attempts === undefined) continue;
+        if (!runsOnly) uploadSums(attempts, { weeks });
+        if (withRuns.has(id)) {
+          addPasses(runs, attempts.passes);
+          addResults(runs, attempts.results, attempts.ordinalOf);
         }
       }
-      await addWeekMeans(trx, repoId, weeks, 1);
+      if (!runsOnly) await addWeekMeans(trx, repoId, weeks, 1);
       await addRunSums(trx, repoId, runs, 1);
-      await trx
-        .deleteFrom('duration_means_pending')
-        .where('repo_id', '=', repoId)
-        .where('upload_id', 'in', ids)
-        .execute();
+      if (runsOnly)
+        await trx
+          .updateTable('duration_means_pending')
+          .set({ runs_pending: 0 })
+          .where('repo_id', '=', repoId)
+          .where('upload_id', 'in', ids)
+          .execute();
+      else
+        await trx
+          .deleteFrom('duration_means_pending')
+          .where('repo_id', '=', repoId)
+          .where('upload_id', 'in', ids)
+          .execute();
       return ids.length;
     });
     folded += n;

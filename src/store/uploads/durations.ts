@@ -5,7 +5,7 @@
 // repository's days from the rows store/uploads/duration-writes.ts keeps (migration 0028).
 import { sql } from 'kysely';
 import type { Queryable } from '../../db/bulk.ts';
-import { foldPendingUploads } from './duration-writes.ts';
+import { foldPendingRuns, foldPendingUploads } from './duration-writes.ts';
 
 /** One test's attempts with a duration in a range of hours. */
 export interface TestDurations {
@@ -31,7 +31,7 @@ export async function durationsByTest(
   limit: number,
 ): Promise<TestDurations[]> {
   if (limit <= 0 || toHour < fromHour) return [];
-  await foldPendingUploads(db, repoId);
+  await foldPendingRuns(db, repoId);
   const { rows } = await sql<{
     id: string;
     name: string;
@@ -84,7 +84,7 @@ export async function durationTrend(
   fromHour: number,
   toHour: number,
 ): Promise<HourDurations[]> {
-  await foldPendingUploads(db, repoId);
+  await foldPendingRuns(db, repoId);
   const rows = await db
     .selectFrom('test_run_hours')
     .select(['hour', 'duration_sum_ms', 'duration_count'])

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import { chunked, insertMany, keyChunks, type Queryable } from '../../db/bulk.ts';
 import type { TestResultsTable } from '../schema.ts';
-import { markUploadPending } from './duration-writes.ts';
+import { type FoldDue, markUploadPending } from './duration-writes.ts';
 import { storeFailureTexts } from './failure-texts.ts';
 import type { PassList } from './pass-codec.ts';
 import {
@@ -23,8 +23,8 @@ export type NewResult = Insertable<TestResultsTable>;
  * `failure_texts` (by hash, the ones not stored yet), passes as one row of `upload_passes` (their
  * tests' ordinals and times, store/uploads/passes.ts); adds its failures and days to the rollups
  * (store/uploads/rollups.ts) and lists it for the fold that adds its counts to the hour rows and its
- * durations to the means (store/uploads/duration-writes.ts). True when enough uploads are listed that
- * the caller should fold them once its transaction committed (MeansFolds.later).
+ * durations to the means (store/uploads/duration-writes.ts). Answers what the listed uploads call for
+ * ('none', 'runs' or 'all'): the caller has it folded once its transaction committed (MeansFolds.later).
  */
 export async function insertAttempts(
   db: Queryable,
@@ -36,13 +36,13 @@ export async function insertAttempts(
     /** The ordinals of the tests with a result (for the rollups; passes carry theirs). */
     resultOrdinals: ReadonlyMap<string, number>;
   },
-): Promise<boolean> {
+): Promise<FoldDue> {
   await storeFailureTexts(db, attempts.texts, upload.createdAt);
   await insertMany(db, 'test_results', attempts.results);
   const passes = attempts.passes.encode();
   await insertUploadPasses(db, { blobId: randomUUID(), uploadId: upload.id, repoId: upload.repoId, passes });
   const ordinals = attempts.resultOrdinals;
-  const foldSoon = await markUploadPending(db, upload.repoId, upload.id);
+  const due = await markUploadPending(db, upload.repoId, upload.id);
   await addUploadRollups(db, upload.repoId, {
     results: attempts.results,
     passes,
@@ -52,7 +52,7 @@ export async function insertAttempts(
       return ordinal;
     },
   });
-  return foldSoon;
+  return due;
 }
 
 /**
@@ -219,9 +219,22 @@ export async function prsImpacted(
   return counts;
 }
 
+/**
+ * The repositories whose health lock an open transaction holds (PostgreSQL): the lock is held to its
+ * end, so taking it again (an upload's transaction reaches several store writers that each take it)
+ * would be a round trip for nothing. Keyed by the transaction object, which lives as long as it.
+ */
+const healthLocked = new WeakMap<Queryable, Set<string>>();
+
 /** Serializes writers of one repository's test health across replicas (PostgreSQL); SQLite has one writer anyway. */
 export async function lockRepositoryHealth(db: Queryable, repoId: string): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const held = db.isTransaction ? healthLocked.get(db) : undefined;
+    if (held?.has(repoId)) return;
     await sql`select pg_advisory_xact_lock(hashtextextended(${`health:${repoId}`}, 0))`.execute(db);
+    if (db.isTransaction) {
+      if (held === undefined) healthLocked.set(db, new Set([repoId]));
+      else held.add(repoId);
+    }
   }
 }

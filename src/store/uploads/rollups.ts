@@ -4,12 +4,12 @@
 // ingest transaction from what the upload stores and taken back out when retention deletes an upload
 // (store/uploads/rollups-write.ts); read here, by get-test-details, list-failing-tests and the dashboard's
 // test page instead of the results and pass blobs. An upload's counts reach `test_run_hours` after its
-// answer, folded with other uploads' (store/uploads/duration-writes.ts foldPendingUploads): every reader
-// of that table here folds what is listed first. Windows are whole hours: a window starting inside
+// answer, folded with other uploads' (store/uploads/duration-writes.ts foldPendingRuns): every reader
+// of that table here folds the listed uploads' counts first (not the slowest tests' means). Windows are whole hours: a window starting inside
 // an hour counts that whole hour (docs/design.md, "Test-health rollups").
 import { sql } from 'kysely';
 import { keyChunks, type Queryable } from '../../db/bulk.ts';
-import { foldPendingUploads } from './duration-writes.ts';
+import { foldPendingRuns } from './duration-writes.ts';
 
 export const HOUR_MS = 3_600_000;
 
@@ -35,7 +35,7 @@ export async function runCountsOf(
 ): Promise<Map<number, { since: RunCounts; recent: RunCounts }>> {
   const out = new Map<number, { since: RunCounts; recent: RunCounts }>();
   if (ordinals.length === 0) return out;
-  await foldPendingUploads(db, repoId);
+  await foldPendingRuns(db, repoId);
   const recent = hourOf(window.recent);
   // One range of hours per test on test_run_hours_by_test (migration 0021), not a probe per (hour, test).
   for (const part of keyChunks(db, ordinals, 100)) {
@@ -171,7 +171,7 @@ export async function testRollupsOf(
       from (select upload_id from duration_means_pending
         where repo_id = ${repoId} and runs_pending = 1 limit 1) p`.execute(db);
   if (!folded && rows.some((r) => Number(r.kind) === 2)) {
-    await foldPendingUploads(db, repoId);
+    await foldPendingRuns(db, repoId);
     return testRollupsOf(db, repoId, ordinal, window, true);
   }
   const since = { ran: 0, failed: 0 };
@@ -236,7 +236,7 @@ export async function dailyOutcomesOf(
   days: number,
 ): Promise<DailyOutcomeRow[]> {
   const byDay = new Map<number, DailyOutcomeRow>();
-  await foldPendingUploads(db, repoId);
+  await foldPendingRuns(db, repoId);
   const rows = await db
     .selectFrom('test_run_hours')
     .select(['hour', 'passed', 'failed', 'failed_quarantined', 'skipped'])
