@@ -10,13 +10,14 @@
 // Each round starts with a tick reported apart: the first write after the pause (see below).
 // Prints a markdown table.
 //   node --expose-gc --import tsx bench/queue-persist.ts   (BENCH_PERSIST_ROUNDS, default 60 rounds of 5–30 events;
-//   BENCH_PERSIST_SPARSE=1: PR numbers 40,000 + 7n)
+//   BENCH_PERSIST_SPARSE=1: PR numbers 40,000 + 7n; BENCH_PERSIST_FAIL_EVERY=1: every round's head fails)
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { applyEvent, rowChanges } from '../src/app/queue/apply.ts';
 import { QueueStateCache } from '../src/app/queue/state-cache.ts';
 import { QueueStepListeners } from '../src/app/queue/step-listeners.ts';
+import { EndpointPresence } from '../src/app/webhooks-out/endpoints.ts';
 import {
   createQueueState,
   type PrEntry,
@@ -44,6 +45,8 @@ const CHECK = 'ci';
 const SPARSE = process.env['BENCH_PERSIST_SPARSE'] === '1';
 /** BENCH_PERSIST_WHOLE=0 leaves out the one-JSON-row baseline. */
 const WHOLE = process.env['BENCH_PERSIST_WHOLE'] !== '0';
+/** BENCH_PERSIST_FAIL_EVERY=n: the head fails in every n-th round (default 5; 1 for a sample of failing heads). */
+const FAIL_EVERY = Math.max(1, Number(process.env['BENCH_PERSIST_FAIL_EVERY'] ?? 5));
 const SETTLE_MS = 300;
 const FIRST = 'tick, first write after the pause';
 const SPIN_MS = 20;
@@ -204,7 +207,16 @@ try {
 
   const byKind = new Map<string, Samples>();
   const cache = new QueueStateCache(16);
-  const queues = { db, caches: { queueStates: cache, queueSteps: new QueueStepListeners() } };
+  // The app's caches a queue step uses (app/caches.ts): the parsed states, the step listeners, and what
+  // the process knows of the organization's webhook endpoints (none here).
+  const queues = {
+    db,
+    caches: {
+      queueStates: cache,
+      queueSteps: new QueueStepListeners(),
+      webhookEndpoints: new EndpointPresence(),
+    },
+  };
   let version = 1;
   let next = PRS + 1;
   let merges = 0;
@@ -280,7 +292,7 @@ try {
     const head = held.order[0];
     const runId = head === undefined ? null : (held.prs.get(head)?.runId ?? null);
     if (head === undefined || runId === null) throw new Error('bench: the head PR is not testing');
-    const fails = r % 5 === 4;
+    const fails = r % FAIL_EVERY === FAIL_EVERY - 1;
     const reported = await timed(fails ? 'ci_reported (head fails)' : 'ci_reported (head passes)', {
       type: 'ci_reported',
       runId,

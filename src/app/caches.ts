@@ -25,6 +25,7 @@ import { QueueStateCache } from './queue/state-cache.ts';
 import { QueueStepListeners } from './queue/step-listeners.ts';
 import { RepositoryCache } from './repositories.ts';
 import { TokenCache } from './tokens.ts';
+import { EndpointPresence } from './webhooks-out/endpoints.ts';
 
 /** Identifier ids remembered at most, whatever MAINLINE_QUARANTINE_INDEX_IDS says. */
 const MAX_REMEMBERED_IDS = 50_000;
@@ -87,6 +88,8 @@ export function createCaches(config: Config) {
     queueAnswers: new KeptQueueAnswers(config.keptQueues),
     /** Who is told of each saved queue step: the metrics (queue/step-listeners.ts). */
     queueSteps: new QueueStepListeners(),
+    /** Whether repositories' organizations have webhook endpoints, for queue steps (webhooks-out/endpoints.ts). */
+    webhookEndpoints: new EndpointPresence(),
     /** Background folds of the duration means after uploads (ingest/means-fold.ts). */
     meansFolds: new MeansFolds(),
     /** What ingestion knows of each repository's tests by health_version (ingest/prepare/seen-cache.ts). */

@@ -259,7 +259,19 @@ export interface QueuePrsTable {
   /** The entry's state, for reads that look for live PRs without parsing them. */
   state: string;
   head_sha: string;
-  /** JSON of the PrEntry. */
+  /** JSON of the PrEntry; since migration 0036 with its first two state changes, the rest in queue_pr_history. */
+  data: string;
+}
+
+/**
+ * Part of a live PR entry's history (PrEntry.history) past the changes its queue_prs row holds (migration
+ * 0036): a JSON array of the state changes from index `idx` on, one row per step that added some, so a
+ * step writes the changes it made instead of the entry's whole history again.
+ */
+export interface QueuePrHistoryTable {
+  queue_id: string;
+  number: number;
+  idx: number;
   data: string;
 }
 
@@ -527,6 +539,7 @@ export interface Tables {
   impacted_targets: ImpactedTargetsTable;
   merge_queues: MergeQueuesTable;
   queue_prs: QueuePrsTable;
+  queue_pr_history: QueuePrHistoryTable;
   queue_runs: QueueRunsTable;
   queue_actions: QueueActionsTable;
   git_pull_requests: GitPullRequestsTable;

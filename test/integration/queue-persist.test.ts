@@ -6,7 +6,7 @@
 // A changed row's indexed columns (head_sha; test_branch, test_branch_sha) are assigned only when they
 // changed (on SQLite, assigning one rewrites its index entry even to the same value): every column must
 // still say what the row's JSON says, and the lookups by commit must find the run.
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCaches } from '../../src/app/caches.ts';
@@ -14,12 +14,14 @@ import { applyEvent, queueStateOf, rowChanges } from '../../src/app/queue/apply.
 import { openDatabase } from '../../src/db/database.ts';
 import { type QueueEvent, type QueueState, queueStateFromJson } from '../../src/domain/queue/index.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
+import { archivedRuns } from '../../src/store/queue/archive.ts';
 import {
   findQueueById,
   livePrsAtHead,
   runsAtCommitOrBranch,
   saveQueueState,
 } from '../../src/store/queue/queues.ts';
+import type { Tables } from '../../src/store/schema.ts';
 import { onPostgres } from '../support/database.ts';
 import { GitScenario } from '../support/git-scenario.ts';
 import { storedQueueState } from '../support/queue-rows.ts';
@@ -82,6 +84,29 @@ async function expectColumnsTrue(scenario: GitScenario): Promise<QueueState> {
     });
   }
   return held as QueueState;
+}
+
+/** A migrator of the app's migrations on `db` (on PostgreSQL, in the test's schema). */
+async function migratorOf(db: Kysely<Tables>): Promise<Migrator> {
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...migrations }) },
+    ...(onPostgres
+      ? {
+          migrationTableSchema: (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]
+            ?.s as string,
+        }
+      : {}),
+  });
+}
+
+/** Two passing results after PR 1 failed: PR 2 merges (the queue went on from its stored rows). */
+async function goesOn(s: GitScenario): Promise<void> {
+  await s.ci('success');
+  await s.settle();
+  await s.ci('success');
+  await s.settle();
+  expect((await s.pr(2)).state).toBe('merged');
 }
 
 describe('queue state stored row by row', () => {
@@ -201,16 +226,7 @@ describe('queue state stored row by row', () => {
     const db = s.t.db.database.db;
     const stored = await storedQueueState(db);
     expect(Object.keys(stored.runs).length).toBeGreaterThan(1);
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => ({ ...migrations }) },
-      ...(onPostgres
-        ? {
-            migrationTableSchema: (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]
-              ?.s as string,
-          }
-        : {}),
-    });
+    const migrator = await migratorOf(db);
     const down = await migrator.migrateTo('0021_run_hours_by_test');
     expect(down.error).toBeUndefined();
     const whole = await sql<{ state: string }>`select state from merge_queues`.execute(db);
@@ -223,11 +239,56 @@ describe('queue state stored row by row', () => {
     expect(again).toEqual(stored);
     expect(Object.keys(again.runs)).toEqual(Object.keys(stored.runs));
     // The queue goes on from the migrated rows.
-    await s.ci('success');
+    await goesOn(s);
+  }, 300_000);
+
+  it('migration 0036 puts entry histories back into their rows and archived runs whole going down, and out again going up', async () => {
+    s = await GitScenario.create({ concurrency: 3 });
+    for (const n of [1, 2, 3, 4]) await s.openPr(n, { [`f${n}.txt`]: `${n}\n` });
+    for (const n of [1, 2, 3, 4]) await s.submit(n);
     await s.settle();
-    await s.ci('success');
+    // PR 1 fails: the runs of 2 and 3 are superseded and archived together (one of them without heads).
+    await s.ci('failure', 1);
     await s.settle();
-    expect((await s.pr(2)).state).toBe('merged');
+    const db = s.t.db.database.db;
+    const id = await queueId(s.t);
+    const stored = await storedQueueState(db);
+    const runRows = async () =>
+      db
+        .selectFrom('queue_archive')
+        .select(['key', 'data'])
+        .where('kind', '=', 'run')
+        .orderBy('key')
+        .execute();
+    const before = await runRows();
+    expect(before.some((r) => r.data.includes('"prHeadsOf"'))).toBe(true);
+    const ids = before.map((r) => r.key);
+    const archived = await archivedRuns(db, id, ids);
+    expect(
+      [...archived.values()].every((r) => r.prHeads.length === r.dependsOn.length + r.tested.length),
+    ).toBe(true);
+    // Entry rows hold the first two changes of their history, the rest is in parts.
+    for (const row of await queuePrRows(s.t))
+      expect(JSON.parse(row.data).history).toEqual(stored.prs.get(row.number)?.history.slice(0, 2));
+    expect((await db.selectFrom('queue_pr_history').select('number').execute()).length).toBeGreaterThan(0);
+    const migrator = await migratorOf(db);
+    expect((await migrator.migrateTo('0035_run_hours_pending')).error).toBeUndefined();
+    // Down: each entry row holds its whole history, each archived run its heads, as versions before read them.
+    for (const row of await queuePrRows(s.t))
+      expect(JSON.parse(row.data).history).toEqual(stored.prs.get(row.number)?.history);
+    const whole = await runRows();
+    expect(whole.some((r) => r.data.includes('"prHeadsOf"'))).toBe(false);
+    for (const r of whole) {
+      expect(JSON.parse(r.data)).toEqual(archived.get(r.key));
+      expect(Object.keys(JSON.parse(r.data))).toEqual(Object.keys(archived.get(r.key) ?? {}));
+    }
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    expect(await storedQueueState(db)).toEqual(stored);
+    for (const row of await queuePrRows(s.t))
+      expect(JSON.parse(row.data).history).toEqual(stored.prs.get(row.number)?.history.slice(0, 2));
+    expect(await archivedRuns(db, id, ids)).toEqual(archived);
+    // The queue goes on from the migrated rows.
+    await goesOn(s);
   }, 300_000);
 
   it('keeps every indexed column true through a build, a result, a new head and a restart', async () => {

@@ -1,8 +1,10 @@
 // A queue's engine state as stored: the header row (merge_queues.header) with the PR entries and runs
-// of queue_prs and queue_runs put back, read straight from the database (no app cache involved).
+// of queue_prs and queue_runs (and the entries' histories of queue_pr_history) put back, read straight
+// from the database (no app cache involved).
 import type { Kysely } from 'kysely';
 import { stateFromRows } from '../../src/app/queue/row-shape.ts';
 import type { QueueState } from '../../src/domain/queue/index.ts';
+import { queueStateRows } from '../../src/store/queue/queues.ts';
 import type { Tables } from '../../src/store/schema.ts';
 
 /** The stored state of queue `queueId`, or of the only queue when it is left out. */
@@ -19,18 +21,8 @@ export async function assembleStored(
   queueId: string,
   header: string,
 ): Promise<QueueState> {
-  const prs = await db
-    .selectFrom('queue_prs')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .orderBy('number')
-    .execute();
-  const runs = await db
-    .selectFrom('queue_runs')
-    .select('data')
-    .where('queue_id', '=', queueId)
-    .orderBy('ord')
-    .execute();
-  // Read as the app reads them: a run row may leave out the heads its PR entries give (row-shape.ts).
-  return stateFromRows(header, { prs: prs.map((r) => r.data), runs: runs.map((r) => r.data) });
+  const rows = await queueStateRows(db, queueId);
+  // Read as the app reads them: a run row may leave out the heads its PR entries give, an entry row its
+  // history (row-shape.ts).
+  return stateFromRows(header, rows);
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import type { Queryable } from '../../db/bulk.ts';
 import { AppError } from '../../domain/errors.ts';
 import {
@@ -11,6 +11,7 @@ import {
   step,
   type TestRun,
 } from '../../domain/queue/index.ts';
+import { finishedPrs } from '../../domain/webhooks.ts';
 import { archive } from '../../store/queue/archive.ts';
 import {
   findQueueById,
@@ -24,9 +25,19 @@ import {
 } from '../../store/queue/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import { inTransaction } from '../../store/transaction.ts';
+import { enabledEndpointsOfRepo } from '../../store/webhooks/outgoing.ts';
 import type { Forge } from '../ports.ts';
+import type { EndpointPresence } from '../webhooks-out/endpoints.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
-import { actionJson, reliesOn, runRowJson, stateFromRows } from './row-shape.ts';
+import {
+  actionJson,
+  entryRowJson,
+  type HistoryPart,
+  historyChange,
+  reliesOn,
+  runRowJson,
+  stateFromRows,
+} from './row-shape.ts';
 import { deepFreeze, QueueStateCache } from './state-cache.ts';
 import type { QueueStepListeners } from './step-listeners.ts';
 
@@ -36,7 +47,12 @@ import type { QueueStepListeners } from './step-listeners.ts';
  */
 export interface QueueAccess {
   readonly db: Kysely<Tables>;
-  readonly caches: { readonly queueStates: QueueStateCache; readonly queueSteps: QueueStepListeners };
+  readonly caches: {
+    readonly queueStates: QueueStateCache;
+    readonly queueSteps: QueueStepListeners;
+    /** Whether organizations have webhook endpoints (an app's; without it, looked up at each finished PR). */
+    readonly webhookEndpoints?: EndpointPresence;
+  };
 }
 
 /** A queue row with its state. The state is shared (state-cache.ts) and frozen: read it, never change it. */
@@ -46,7 +62,10 @@ export interface LoadedQueue {
 }
 
 /** The state from its header and rows (row-shape.ts), frozen. */
-function assemble(header: string, rows: { prs: string[]; runs: string[] }): QueueState {
+function assemble(
+  header: string,
+  rows: { prs: string[]; runs: string[]; history: { number: number; data: string }[] },
+): QueueState {
   return deepFreeze(stateFromRows(header, rows));
 }
 
@@ -124,6 +143,9 @@ function stepChanges(
   const prUpdates: QueueRowChanges['prs'][number][] = [];
   /** PRs whose stored head changes or whose entry goes: runs stored without heads may rely on them. */
   const moved = new Set<number>();
+  /** The history parts to add, and the PRs whose stored history goes first (row-shape.ts). */
+  const history: HistoryPart[] = [];
+  const historyCleared: number[] = [];
   const deletedPrs: number[] = [];
   // Both maps in ascending order side by side: one walk, no lookups.
   const a = after.prs;
@@ -139,7 +161,10 @@ function stepChanges(
     const was = j < b.size && b.keyAt(j) === n ? b.valueAt(j++) : undefined;
     if (was === e) continue;
     changed.push(e);
-    const row = { number: e.number, state: e.state, head_sha: e.headSha, data: JSON.stringify(e) };
+    const row = { number: e.number, state: e.state, head_sha: e.headSha, data: entryRowJson(e) };
+    const h = historyChange(was, e);
+    if (h.reset) historyCleared.push(n);
+    if (h.part !== undefined) history.push(h.part);
     if (was?.headSha === e.headSha) prUpdates.push(row);
     else {
       prs.push(row);
@@ -176,7 +201,10 @@ function stepChanges(
     (same ? runUpdates : runs).push(row);
   }
   for (const r of Object.values(before.runs)) if (after.runs[r.id] === undefined) deletedRuns.push(r.id);
-  return { rows: { prs, deletedPrs, runs, deletedRuns, prUpdates, runUpdates }, changed };
+  return {
+    rows: { prs, deletedPrs, runs, deletedRuns, prUpdates, runUpdates, history, historyCleared },
+    changed,
+  };
 }
 
 /**
@@ -221,6 +249,32 @@ function futureWake(state: QueueState, now: number): number | null {
 }
 
 /**
+ * Whether the step's webhook events (enqueueQueueEvents: a PR it finished) may have an endpoint to go
+ * to. On SQLite the app's EndpointPresence answers once it has looked (forgotten at every endpoint
+ * write, webhooks-out/endpoints.ts), sparing the lookup; a repository not known yet is looked up once.
+ * On PostgreSQL, or with no presence kept, always true (enqueueQueueEvents looks them up).
+ */
+async function mayHaveEndpoints(
+  queues: QueueAccess,
+  trx: Queryable,
+  row: QueueRow,
+  before: QueueState,
+  after: QueueState,
+  now: number,
+): Promise<boolean> {
+  const presence = queues.caches.webhookEndpoints;
+  if (presence === undefined || trx.getExecutor().adapter instanceof PostgresAdapter) return true;
+  const known = presence.of(row.repo_id);
+  if (known !== undefined) return known;
+  // Not known: look only when there is something to send (as enqueueQueueEvents would).
+  if (finishedPrs(after, now, () => before).length === 0) return false;
+  const generation = presence.generation;
+  const present = (await enabledEndpointsOfRepo(trx, row.repo_id)).length > 0;
+  presence.learn(row.repo_id, present, generation);
+  return present;
+}
+
+/**
  * Feeds one event to the engine and stores the outcome: the new state (only if nobody saved since it
  * was read: optimistic concurrency on `version`, retried on a lost race) and the actions it asked for,
  * in an outbox the runner carries out. Finished PRs and runs nothing refers to any more move from the
@@ -255,7 +309,8 @@ export async function applyEvent(
       );
       if (!saved) return undefined;
       await archive(trx, queueId, pruned.prs, pruned.runs, now);
-      await enqueueQueueEvents(trx, row, before, stepped.state, now);
+      if (await mayHaveEndpoints(queues, trx, row, before, stepped.state, now))
+        await enqueueQueueEvents(trx, row, before, stepped.state, now);
       await insertActions(trx, queueId, result.actions.map(actionJson), now);
       return { result, before, after: stepped.state, version, changed: changes.changed };
     });

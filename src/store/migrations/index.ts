@@ -30,6 +30,7 @@ import * as m0032 from './0032_test_owners.ts';
 import * as m0033 from './0033_failing_windows.ts';
 import * as m0034 from './0034_queue_run_heads.ts';
 import * as m0035 from './0035_run_hours_pending.ts';
+import * as m0036 from './0036_queue_compact_rows.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -67,4 +68,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0033_failing_windows': m0033,
   '0034_queue_run_heads': m0034,
   '0035_run_hours_pending': m0035,
+  '0036_queue_compact_rows': m0036,
 };

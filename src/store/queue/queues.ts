@@ -1,6 +1,12 @@
 import { type Insertable, PostgresAdapter, type Selectable } from 'kysely';
 import { chunked, insertMany, type Queryable } from '../../db/bulk.ts';
-import type { MergeQueuesTable, QueueActionsTable, QueuePrsTable, QueueRunsTable } from '../schema.ts';
+import type {
+  MergeQueuesTable,
+  QueueActionsTable,
+  QueuePrHistoryTable,
+  QueuePrsTable,
+  QueueRunsTable,
+} from '../schema.ts';
 
 export type QueueRow = Selectable<MergeQueuesTable>;
 export type QueueActionRow = Selectable<QueueActionsTable>;
@@ -33,8 +39,14 @@ export async function queueVersion(db: Queryable, id: string): Promise<number | 
   return row?.version;
 }
 
-/** The JSON of a queue's live PR entries (by number) and test runs (in the state's order). */
-export async function queueStateRows(db: Queryable, id: string): Promise<{ prs: string[]; runs: string[] }> {
+/**
+ * The JSON of a queue's live PR entries (by number) and test runs (in the state's order), and the parts
+ * of the entries' histories (by number, then index: app/queue/row-shape.ts).
+ */
+export async function queueStateRows(
+  db: Queryable,
+  id: string,
+): Promise<{ prs: string[]; runs: string[]; history: { number: number; data: string }[] }> {
   const prs = await db
     .selectFrom('queue_prs')
     .select('data')
@@ -47,7 +59,14 @@ export async function queueStateRows(db: Queryable, id: string): Promise<{ prs: 
     .where('queue_id', '=', id)
     .orderBy('ord')
     .execute();
-  return { prs: prs.map((r) => r.data), runs: runs.map((r) => r.data) };
+  const history = await db
+    .selectFrom('queue_pr_history')
+    .select(['number', 'data'])
+    .where('queue_id', '=', id)
+    .orderBy('number')
+    .orderBy('idx')
+    .execute();
+  return { prs: prs.map((r) => r.data), runs: runs.map((r) => r.data), history };
 }
 
 /** The rows one step changed: entries and runs to write (insert or replace) and keys to delete. */
@@ -63,6 +82,10 @@ export interface QueueRowChanges {
    */
   readonly prUpdates?: readonly Omit<Insertable<QueuePrsTable>, 'queue_id'>[];
   readonly runUpdates?: readonly Omit<Insertable<QueueRunsTable>, 'queue_id'>[];
+  /** Parts of entries' histories to add (entry rows leave their history out: app/queue/row-shape.ts). */
+  readonly history?: readonly Omit<Insertable<QueuePrHistoryTable>, 'queue_id'>[];
+  /** PRs whose stored history goes before parts are added (besides deletedPrs: a new submission). */
+  readonly historyCleared?: readonly number[];
 }
 
 export function findQueueById(db: Queryable, id: string): Promise<QueueRow | undefined> {
@@ -107,6 +130,10 @@ export async function saveQueueState(
   for (const part of chunked(changes.deletedPrs)) {
     await db.deleteFrom('queue_prs').where('queue_id', '=', id).where('number', 'in', part).execute();
   }
+  const historyGone = [...changes.deletedPrs, ...(changes.historyCleared ?? [])];
+  for (const part of chunked(historyGone)) {
+    await db.deleteFrom('queue_pr_history').where('queue_id', '=', id).where('number', 'in', part).execute();
+  }
   for (const part of chunked(changes.deletedRuns)) {
     await db.deleteFrom('queue_runs').where('queue_id', '=', id).where('id', 'in', part).execute();
   }
@@ -126,6 +153,11 @@ export async function saveQueueState(
     await upsertRows(db, 'queue_prs', id, prUpdates, 'number', ['state', 'data']);
     await upsertRows(db, 'queue_runs', id, runUpdates, 'id', ['status', 'data']);
   }
+  await insertMany(
+    db,
+    'queue_pr_history',
+    (changes.history ?? []).map((h) => ({ queue_id: id, ...h })),
+  );
   return true;
 }
 
@@ -195,6 +227,7 @@ export function runsAtCommitOrBranch(
 
 export async function deleteQueue(db: Queryable, id: string): Promise<void> {
   await db.deleteFrom('queue_actions').where('queue_id', '=', id).execute();
+  await db.deleteFrom('queue_pr_history').where('queue_id', '=', id).execute();
   await db.deleteFrom('queue_prs').where('queue_id', '=', id).execute();
   await db.deleteFrom('queue_runs').where('queue_id', '=', id).execute();
   await db.deleteFrom('merge_queues').where('id', '=', id).execute();
