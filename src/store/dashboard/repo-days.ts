@@ -1,6 +1,7 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { chunked, type Queryable } from '../../db/bulk.ts';
 import type { DashboardRepoDaysTable } from '../schema.ts';
+import { NOT_HEALTHY } from '../tests/lists.ts';
 
 /** The dashboard's reads (and its one cache table). Every query here is indexed; see docs/dashboard.md. */
 
@@ -51,6 +52,7 @@ export async function healthCounts(db: Queryable, repoId: string): Promise<Healt
     .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
     .where('repo_id', '=', repoId)
     .where('status', 'in', ['FLAKY', 'BROKEN'])
+    .where(NOT_HEALTHY)
     .groupBy('status')
     .execute();
   const q = await db
@@ -146,6 +148,8 @@ function filtered(db: Queryable, repoId: string, f: TestFilter) {
   else if (f.show === 'flaky') query = query.where('status', '=', 'FLAKY');
   else if (f.show === 'broken') query = query.where('status', '=', 'BROKEN');
   else query = query.where('status', 'in', ['FLAKY', 'BROKEN']);
+  // The unhealthy lists' index holds only these (migration 0037), and is used when this is said.
+  if (f.show !== 'quarantined') query = query.where(NOT_HEALTHY);
   if (f.search !== '') {
     query = query.where(sql<boolean>`lower(name) like ${contains(f.search.toLowerCase())} escape '\\'`);
   }

@@ -31,6 +31,7 @@ import * as m0033 from './0033_failing_windows.ts';
 import * as m0034 from './0034_queue_run_heads.ts';
 import * as m0035 from './0035_run_hours_pending.ts';
 import * as m0036 from './0036_queue_compact_rows.ts';
+import * as m0037 from './0037_unhealthy_index_partial.ts';
 
 /**
  * Every migration, in order. Names sort lexically and are recorded in `kysely_migration`;
@@ -69,4 +70,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0034_queue_run_heads': m0034,
   '0035_run_hours_pending': m0035,
   '0036_queue_compact_rows': m0036,
+  '0037_unhealthy_index_partial': m0037,
 };

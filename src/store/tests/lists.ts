@@ -6,6 +6,12 @@ import type { TestCaseRow } from './cases.ts';
 /** Trunk's default order of unhealthy tests: PRs impacted (most first), then name, then id. */
 const UNHEALTHY_ORDER = sql`prs_impacted_7d desc, name, id`;
 
+/**
+ * The condition of the partial index test_cases_unhealthy (migration 0037), repeated word for word:
+ * SQLite uses a partial index only for a query that says so (a bound 'HEALTHY' would not do).
+ */
+export const NOT_HEALTHY = sql<boolean>`status <> 'HEALTHY'`;
+
 /** The columns of a test case that the unhealthy and detailed records show; a page reads only these. */
 export const RECORD_COLUMNS = [
   'id',
@@ -35,6 +41,7 @@ export async function countByStatus(db: Queryable, repoId: string, status: strin
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('repo_id', '=', repoId)
     .where('status', '=', status)
+    .where(NOT_HEALTHY)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -50,6 +57,7 @@ export function firstByStatus(
     .select(RECORD_COLUMNS)
     .where('repo_id', '=', repoId)
     .where('status', '=', status)
+    .where(NOT_HEALTHY)
     .orderBy('prs_impacted_7d', 'desc')
     .orderBy('name')
     .orderBy('id')
@@ -66,7 +74,7 @@ export async function fillByStatus(
 ): Promise<void> {
   await sql`insert into list_snapshot_rows (snapshot_id, pos, item_id)
     select ${snapshotId}, row_number() over (order by ${UNHEALTHY_ORDER}), id
-    from test_cases where repo_id = ${repoId} and status = ${status}`.execute(db);
+    from test_cases where repo_id = ${repoId} and status = ${status} and ${NOT_HEALTHY}`.execute(db);
 }
 
 export function testCasesByIds(db: Queryable, ids: readonly string[]): Promise<RecordRow[]> {
