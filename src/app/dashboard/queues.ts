@@ -41,7 +41,8 @@ export interface QueuePage {
   /** PRs that left the queue most recently (merged, failed, cancelled), newest first. */
   readonly finished: PrEntry[];
   /** Test runs, newest first; archived ones are finished runs taken out of the live state. */
-  readonly runs: { run: TestRun; archived: boolean }[];
+  /** Runs as shown: an archived run may be stored without its heads (store/queue/archive.ts), and none is shown. */
+  readonly runs: { run: Omit<TestRun, 'prHeads'>; archived: boolean }[];
   readonly targetHead: string;
   /** The forge the repository's queue acts on (src/forge/router.ts). */
   readonly forge: QueueForge;
@@ -118,7 +119,7 @@ export async function queuePage(
   const { state } = queue;
   const live = Object.values(state.runs).map((run) => ({ run, archived: false }));
   const archivedRuns = (await recentArchived(ctx.db, queue.row.id, 'run', RECENT)).map((r) => ({
-    run: JSON.parse(r.data) as TestRun,
+    run: JSON.parse(r.data) as Omit<TestRun, 'prHeads'>,
     archived: true,
   }));
   const liveIds = new Set(live.map((r) => r.run.id));

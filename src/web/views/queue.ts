@@ -1,6 +1,6 @@
 import { type QueueForge, type QueuePage, settingEffect } from '../../app/dashboard/queues.ts';
 import type { RepoRef } from '../../app/repositories.ts';
-import type { PrEntry, TestRun } from '../../domain/queue/index.ts';
+import type { PrEntry } from '../../domain/queue/index.ts';
 import { badge, duration, needSeconds, shortSha, time } from '../format.ts';
 import { type Html, html } from '../html.ts';
 import { paths } from '../paths.ts';
@@ -76,7 +76,7 @@ function runsTable(
   seconds: boolean,
 ): Html {
   if (runs.length === 0) return html`<p class="muted">No test runs yet.</p>`;
-  const row = ({ run, archived }: { run: TestRun; archived: boolean }) =>
+  const row = ({ run, archived }: QueuePage['runs'][number]) =>
     html`<tr>
 <td data-label="Run"><a class="mono run-id" href="${paths.run(org, repo, branch, run.id)}">${run.id}</a></td>
 <td data-label="Status">${badge(run.status === 'building' ? 'in_progress' : run.status)}</td>
