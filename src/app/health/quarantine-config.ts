@@ -4,7 +4,7 @@ import { findTestCases } from '../../store/tests/cases.ts';
 import { quarantinedIds } from '../../store/tests/lists.ts';
 import type { AppContext, Caller } from '../context.ts';
 import { checkOrgSlug, type RepoRef, repoKey } from '../repositories.ts';
-import { quarantinedAmong } from './quarantine-index.ts';
+import { allQuarantinedBytes, quarantinedAmong } from './quarantine-index.ts';
 
 /** A test as trunk-analytics-cli describes it to getQuarantineConfig (mixed casing, as upstream). */
 export interface TestIdentifier {
@@ -26,12 +26,13 @@ const ALL_QUARANTINED_LIMIT = 10_000;
  * list rather than 404, so the uploader's fail-safe is not triggered for a brand-new repository.
  * Answered from the repository's quarantined ids kept at its health version (quarantine-index.ts):
  * 1,000 test ids cost set lookups, not 1,000 rows. The given tests' ids come back in id order.
+ * Without identifiers the answer is its JSON bytes, kept with the index (allQuarantinedBytes).
  */
 export async function quarantineConfig(
   ctx: AppContext,
   caller: Caller,
   body: { repo: RepoRef; orgUrlSlug: string; testIdentifiers?: TestIdentifier[] | undefined },
-): Promise<{ isDisabled: boolean; testIds: string[] }> {
+): Promise<{ isDisabled: boolean; testIds: string[] } | Buffer> {
   checkOrgSlug(caller, body.orgUrlSlug);
   // The repository, its settings and its version in one statement: the index is at least as new.
   // Read again only once something was committed since (UnchangedReads; every call on PostgreSQL).
@@ -46,11 +47,9 @@ export async function quarantineConfig(
   const index = await ctx.caches.quarantineIndex.at(ctx.db, repository.id, repository.version);
   const identifiers = body.testIdentifiers ?? [];
   if (identifiers.length === 0) {
-    const testIds =
-      index === undefined
-        ? await quarantinedIds(ctx.db, repository.id, ALL_QUARANTINED_LIMIT)
-        : index.ordered.slice(0, ALL_QUARANTINED_LIMIT);
-    return { isDisabled, testIds };
+    // The answer's JSON bytes, kept with the index (made once per health version and isDisabled).
+    if (index !== undefined) return allQuarantinedBytes(index, isDisabled, ALL_QUARANTINED_LIMIT);
+    return { isDisabled, testIds: await quarantinedIds(ctx.db, repository.id, ALL_QUARANTINED_LIMIT) };
   }
   const fullName = repoFullName(repository);
   const unique = ctx.caches.identifierIds.uniqueIds(

@@ -19,6 +19,26 @@ export interface QuarantinedIndex {
   readonly ids: ReadonlySet<string>;
   /** quarantinedAmong's answers for the frozen id lists of kept bodies, while the index is current. */
   readonly among: WeakMap<readonly string[], readonly string[]>;
+  /**
+   * getQuarantineConfig's answer without identifiers, as JSON bytes, by `isDisabled` (0: false, 1:
+   * true): made on first use (allQuarantinedBytes), kept with the index, so a new version makes it again.
+   */
+  readonly allBytes: [Buffer | undefined, Buffer | undefined];
+}
+
+/**
+ * The JSON bytes of `{ isDisabled, testIds }` with the index's first `limit` ids, as the route's
+ * serializer writes them: a repository with thousands of quarantined tests (95 KB of ids) is answered
+ * without copying and encoding the list on every call.
+ */
+export function allQuarantinedBytes(index: QuarantinedIndex, isDisabled: boolean, limit: number): Buffer {
+  const at = isDisabled ? 1 : 0;
+  const kept = index.allBytes[at];
+  if (kept !== undefined) return kept;
+  const testIds = index.ordered.length > limit ? index.ordered.slice(0, limit) : index.ordered;
+  const bytes = Buffer.from(JSON.stringify({ isDisabled, testIds }));
+  index.allBytes[at] = bytes;
+  return bytes;
 }
 
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -60,7 +80,13 @@ export class QuarantineIndexCache {
     }
     if (this.#tooLarge.has(repoId)) return undefined;
     const ordered = await quarantinedIds(db, repoId);
-    const index: QuarantinedIndex = { version, ordered, ids: new Set(ordered), among: new WeakMap() };
+    const index: QuarantinedIndex = {
+      version,
+      ordered,
+      ids: new Set(ordered),
+      among: new WeakMap(),
+      allBytes: [undefined, undefined],
+    };
     // A slower caller that read an older version does not replace a newer index.
     const now = this.#repos.get(repoId);
     if (now === undefined || now.version <= version) this.#keep(repoId, index);

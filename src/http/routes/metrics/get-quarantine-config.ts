@@ -1,4 +1,5 @@
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { quarantineConfig } from '../../../app/health/quarantine-config.ts';
 import { keptBodyValidator } from '../../body-checks.ts';
@@ -42,6 +43,13 @@ export function registerGetQuarantineConfig(app: Api, { ctx }: RouteDeps): void 
         },
       },
     },
-    async (request) => quarantineConfig(ctx, callerOf(request), request.body),
+    async (request, reply) => {
+      const answer = await quarantineConfig(ctx, callerOf(request), request.body);
+      // All quarantined ids: bytes kept with the repository's index, sent as they are (Fastify
+      // serializes objects only); they are what the response schema's serializer would write.
+      if (Buffer.isBuffer(answer))
+        return (reply as FastifyReply).type('application/json; charset=utf-8').send(answer);
+      return answer;
+    },
   );
 }
