@@ -11,7 +11,6 @@ import {
   step,
   type TestRun,
 } from '../../domain/queue/index.ts';
-import { finishedPrs } from '../../domain/webhooks.ts';
 import { archive } from '../../store/queue/archive.ts';
 import {
   findQueueById,
@@ -25,7 +24,6 @@ import {
 } from '../../store/queue/queues.ts';
 import type { Tables } from '../../store/schema.ts';
 import { inTransaction } from '../../store/transaction.ts';
-import { enabledEndpointsOfRepo } from '../../store/webhooks/outgoing.ts';
 import type { Forge } from '../ports.ts';
 import type { EndpointPresence } from '../webhooks-out/endpoints.ts';
 import { enqueueQueueEvents } from '../webhooks-out/queue.ts';
@@ -249,32 +247,6 @@ function futureWake(state: QueueState, now: number): number | null {
 }
 
 /**
- * Whether the step's webhook events (enqueueQueueEvents: a PR it finished) may have an endpoint to go
- * to. On SQLite the app's EndpointPresence answers once it has looked (forgotten at every endpoint
- * write, webhooks-out/endpoints.ts), sparing the lookup; a repository not known yet is looked up once.
- * On PostgreSQL, or with no presence kept, always true (enqueueQueueEvents looks them up).
- */
-async function mayHaveEndpoints(
-  queues: QueueAccess,
-  trx: Queryable,
-  row: QueueRow,
-  before: QueueState,
-  after: QueueState,
-  now: number,
-): Promise<boolean> {
-  const presence = queues.caches.webhookEndpoints;
-  if (presence === undefined || trx.getExecutor().adapter instanceof PostgresAdapter) return true;
-  const known = presence.of(row.repo_id);
-  if (known !== undefined) return known;
-  // Not known: look only when there is something to send (as enqueueQueueEvents would).
-  if (finishedPrs(after, now, () => before).length === 0) return false;
-  const generation = presence.generation;
-  const present = (await enabledEndpointsOfRepo(trx, row.repo_id)).length > 0;
-  presence.learn(row.repo_id, present, generation);
-  return present;
-}
-
-/**
  * Feeds one event to the engine and stores the outcome: the new state (only if nobody saved since it
  * was read: optimistic concurrency on `version`, retried on a lost race) and the actions it asked for,
  * in an outbox the runner carries out. Finished PRs and runs nothing refers to any more move from the
@@ -309,8 +281,11 @@ export async function applyEvent(
       );
       if (!saved) return undefined;
       await archive(trx, queueId, pruned.prs, pruned.runs, now);
-      if (await mayHaveEndpoints(queues, trx, row, before, stepped.state, now))
-        await enqueueQueueEvents(trx, row, before, stepped.state, now);
+      // What the process knows of the organization's endpoints is trusted on SQLite only (one server
+      // per database file; on PostgreSQL another replica may add one): webhooks-out/endpoints.ts.
+      const presence =
+        trx.getExecutor().adapter instanceof PostgresAdapter ? undefined : queues.caches.webhookEndpoints;
+      await enqueueQueueEvents(trx, row, before, stepped.state, now, presence);
       await insertActions(trx, queueId, result.actions.map(actionJson), now);
       return { result, before, after: stepped.state, version, changed: changes.changed };
     });

@@ -51,6 +51,16 @@ export class EndpointPresence {
     this.#generation += 1;
     this.#known.clear();
   }
+
+  /** Runs an endpoint write, forgetting what is known before it and after it (even if it fails). */
+  async writing<T>(write: () => Promise<T>): Promise<T> {
+    this.changed();
+    try {
+      return await write();
+    } finally {
+      this.changed();
+    }
+  }
 }
 
 /** Endpoints one organization may have. */
@@ -130,12 +140,7 @@ export async function createWebhook(
     created_at: ctx.now(),
     disabled_at: null,
   };
-  ctx.caches.webhookEndpoints.changed();
-  try {
-    await insertEndpoint(ctx.db, row);
-  } finally {
-    ctx.caches.webhookEndpoints.changed();
-  }
+  await ctx.caches.webhookEndpoints.writing(() => insertEndpoint(ctx.db, row));
   return { ...record(row), secret: row.secret };
 }
 
@@ -145,13 +150,9 @@ export async function listWebhooks(ctx: AppContext, caller: Caller): Promise<Web
 
 /** Deletes the endpoint with its deliveries (pending ones are not sent). */
 export async function deleteWebhook(ctx: AppContext, caller: Caller, id: string): Promise<void> {
-  ctx.caches.webhookEndpoints.changed();
-  let deleted: boolean;
-  try {
-    deleted = await deleteEndpoint(ctx.db, caller.orgId, id.toLowerCase());
-  } finally {
-    ctx.caches.webhookEndpoints.changed();
-  }
+  const deleted = await ctx.caches.webhookEndpoints.writing(() =>
+    deleteEndpoint(ctx.db, caller.orgId, id.toLowerCase()),
+  );
   if (!deleted) throw notFound(id);
 }
 

@@ -86,15 +86,17 @@ export function enqueueEvent(
 /**
  * Enqueues events that happened in a repository. `build` makes them (given the repository's name)
  * only when the repository's organization has an enabled endpoint; otherwise this costs one indexed
- * query, however many events there would have been.
+ * query, however many events there would have been. `found` is told whether it had one.
  */
 export async function enqueueRepositoryEvents(
   trx: Queryable,
   repoId: string,
   build: (repository: EventRepository) => readonly WebhookEvent[],
   now: number,
+  found?: (present: boolean) => void,
 ): Promise<number> {
   const endpoints = await enabledEndpointsOfRepo(trx, repoId);
+  found?.(endpoints.length > 0);
   const first = endpoints[0];
   if (first === undefined) return 0;
   const events = build({ host: first.host, owner: first.owner, name: first.name });
